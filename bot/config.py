@@ -1,0 +1,104 @@
+"""Settings, read from the environment once and validated before anything starts."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.errors import ConfigError
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DATA_ROOT = PROJECT_ROOT / "data"
+DEFAULT_VAR = PROJECT_ROOT / "var"
+
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+@dataclass(frozen=True)
+class Settings:
+    token: str | None
+    db_path: Path
+    data_dir: Path
+    log_level: str = "INFO"
+    dev_guild_id: int | None = None
+    sync_commands: bool = True
+
+    def __repr__(self) -> str:  # never show the token, even in a debugger or a log line
+        token = "set" if self.token else "unset"
+        return (
+            f"Settings(token={token}, db_path={self.db_path}, data_dir={self.data_dir}, "
+            f"log_level={self.log_level}, dev_guild_id={self.dev_guild_id})"
+        )
+
+    __str__ = __repr__
+
+
+def _path(env: Mapping[str, str], name: str, default: Path) -> Path:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    if "\x00" in raw:
+        raise ConfigError(f"{name} must be a file system path, got a value with a NUL byte")
+    return Path(raw).expanduser()
+
+
+def _token(env: Mapping[str, str]) -> str | None:
+    raw = env.get("DISCORD_TOKEN")
+    if raw is None or raw.strip() == "":
+        return None
+    token = raw.strip()
+    # A bot token is three base64url parts joined by dots; anything else cannot log in.
+    parts = token.split(".")
+    allowed = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+    if len(parts) != 3 or not all(parts) or any(set(p) - allowed for p in parts):
+        raise ConfigError("DISCORD_TOKEN is malformed: expected the bot token from the Developer Portal")
+    return token
+
+
+def _guild(env: Mapping[str, str]) -> int | None:
+    raw = env.get("COGITATOR_DEV_GUILD", "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or not 0 < int(raw) < 2**64:
+        raise ConfigError(f"COGITATOR_DEV_GUILD must be a guild id (digits), got {raw[:40]!r}")
+    return int(raw)
+
+
+def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"{name} must be true or false, got {raw[:40]!r}")
+
+
+def load_settings(env: Mapping[str, str] | None = None) -> Settings:
+    """Read and validate every setting; raise ConfigError with one clear sentence on the first bad one."""
+    env = os.environ if env is None else env
+    level = env.get("COGITATOR_LOG_LEVEL", "INFO").strip().upper() or "INFO"
+    if level not in _LOG_LEVELS:
+        raise ConfigError(f"COGITATOR_LOG_LEVEL must be one of {', '.join(_LOG_LEVELS)}, got {level[:40]!r}")
+    db_path = _path(env, "COGITATOR_DB", DEFAULT_VAR / "cogitator.db")
+    data_dir = _path(env, "COGITATOR_DATA", DEFAULT_VAR / "data")
+    if db_path.exists() and db_path.is_dir():
+        raise ConfigError(f"COGITATOR_DB must be a file, but {db_path} is a directory")
+    if data_dir.exists() and not data_dir.is_dir():
+        raise ConfigError(f"COGITATOR_DATA must be a directory, but {data_dir} is a file")
+    return Settings(
+        token=_token(env),
+        db_path=db_path,
+        data_dir=data_dir,
+        log_level=level,
+        dev_guild_id=_guild(env),
+        sync_commands=_bool(env, "COGITATOR_SYNC", True),
+    )
+
+
+def log_level_number(settings: Settings) -> int:
+    return logging.getLevelName(settings.log_level)

@@ -1,0 +1,64 @@
+"""SQLite connections for the state database: WAL, a busy timeout, and versioned migrations.
+
+Each feature (games, guild settings, ...) owns a *namespace* of numbered migrations, so features
+evolve their tables independently inside one file.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+BUSY_TIMEOUT_MS = 10_000
+
+
+def connect(path: Path | str, *, check_same_thread: bool = False) -> sqlite3.Connection:
+    """Open a connection in WAL mode with autocommit off-by-default semantics made explicit.
+
+    `isolation_level=None` lets callers issue `BEGIN IMMEDIATE` themselves, which is how writers
+    across processes are serialised.
+    """
+    if str(path) != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=check_same_thread,
+                           timeout=BUSY_TIMEOUT_MS / 1000)
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+def apply_migrations(conn: sqlite3.Connection, namespace: str, migrations: Sequence[str]) -> int:
+    """Run the migrations of `namespace` that have not run yet, each in its own transaction.
+
+    `migrations[i]` is version i + 1; never edit a released one, append a new one. Returns the version.
+    """
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " namespace TEXT NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (namespace, version))"
+    )
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        row = conn.execute(
+            "SELECT COALESCE(MAX(version), 0) FROM schema_migrations WHERE namespace = ?", (namespace,)
+        ).fetchone()
+        current = int(row[0])
+        for version, sql in enumerate(migrations, start=1):
+            if version <= current:
+                continue
+            for statement in _statements(sql):
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_migrations (namespace, version) VALUES (?, ?)", (namespace, version))
+            current = version
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return current
+
+
+def _statements(sql: str) -> list[str]:
+    return [s.strip() for s in sql.split(";") if s.strip()]

@@ -1,0 +1,41 @@
+"""Small rendering helpers every embed uses: colours, escaping, footers, safe mentions."""
+
+from __future__ import annotations
+
+import discord
+
+NO_MENTIONS = discord.AllowedMentions.none()
+
+COLOUR_RULES = discord.Colour(0x3B82F6)
+COLOUR_SIM = discord.Colour(0xF59E0B)
+COLOUR_GAME = discord.Colour(0x10B981)
+COLOUR_META = discord.Colour(0x8B5CF6)
+COLOUR_ERROR = discord.Colour(0xEF4444)
+
+EDITION_LABELS = {"10e": "10th edition", "11e": "11th edition"}
+
+# Discord's hard limits, so renderers can trim instead of failing.
+EMBED_TITLE_MAX = 256
+EMBED_DESCRIPTION_MAX = 4096
+EMBED_FIELD_VALUE_MAX = 1024
+EMBED_FIELDS_MAX = 25
+SELECT_OPTIONS_MAX = 25
+
+
+def escape(text: str, *, limit: int | None = None) -> str:
+    """Neutralise Markdown and mentions in user-supplied text (unit names, player names)."""
+    cleaned = discord.utils.escape_mentions(discord.utils.escape_markdown(text))
+    return truncate(cleaned, limit) if limit else cleaned
+
+
+def truncate(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: max(0, limit - 1)].rstrip() + "…"
+
+
+def edition_label(edition: str) -> str:
+    return EDITION_LABELS.get(edition, edition)
+
+
+def source_footer(edition: str, source: str) -> str:
+    """Every rules answer names its edition and source."""
+    return f"{edition_label(edition)} · {source}"

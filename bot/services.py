@@ -1,0 +1,56 @@
+"""The application's services, built once per process from the settings and shared by all cogs.
+
+Cogs reach them as `bot.services`. Each service is created on first use so that start-up stays fast
+and a console `:restart` can throw the whole object away and build a fresh one, as after a crash.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from bot.config import Settings
+
+if TYPE_CHECKING:
+    from bot.catalog.service import Catalog
+    from bot.games.store import GameStore
+    from bot.guild_settings import GuildSettings
+    from bot.simulation import SimulationService
+
+
+class Services:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    @cached_property
+    def catalog(self) -> Catalog:
+        from bot.catalog.service import open_catalog
+
+        return open_catalog(self.settings)
+
+    @cached_property
+    def games(self) -> GameStore:
+        from bot.games.store import GameStore
+
+        return GameStore(self.settings.db_path)
+
+    @cached_property
+    def guild_settings(self) -> GuildSettings:
+        from bot.guild_settings import GuildSettings
+
+        return GuildSettings(self.settings.db_path)
+
+    @cached_property
+    def simulation(self) -> SimulationService:
+        from bot.simulation import SimulationService
+
+        return SimulationService()
+
+    def close(self) -> None:
+        """Close whatever was opened; safe to call twice."""
+        for name in ("catalog", "games", "guild_settings", "simulation"):
+            service = self.__dict__.pop(name, None)
+            if service is not None and hasattr(service, "close"):
+                with contextlib.suppress(Exception):
+                    service.close()
