@@ -1,0 +1,140 @@
+"""`python -m bot [run | console | lookup | import | game]`.
+
+With no subcommand the bot runs: it connects to Discord when DISCORD_TOKEN is set, and otherwise
+opens the offline console on the embedded data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib
+import logging
+import os
+import signal
+import sys
+
+from bot.config import Settings, load_settings
+from bot.errors import ConfigError
+from bot.logging_setup import configure_logging
+
+log = logging.getLogger("cogitator")
+
+OFFLINE_BANNER = "Cogitator offline console (no DISCORD_TOKEN set) on the embedded data — type /help, Ctrl-D to quit."
+
+# Feature packages that contribute subcommands: each module exposes add_subcommands(subparsers).
+_CLI_MODULES = ("bot.catalog.cli", "bot.games.cli")
+
+
+def _ids(text: str) -> list[int]:
+    try:
+        ids = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated shard ids, got {text!r}") from None
+    if not ids or any(i < 0 for i in ids):
+        raise argparse.ArgumentTypeError("shard ids are non-negative integers")
+    return ids
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m bot", description="Cogitator, a Warhammer 40,000 Discord bot.")
+    sub = parser.add_subparsers(dest="command")
+
+    run = sub.add_parser("run", help="connect to Discord (or open the console when DISCORD_TOKEN is unset)")
+    run.add_argument("--shard-ids", type=_ids, help="comma-separated shard ids this process runs, e.g. 0,1")
+    run.add_argument("--shard-count", type=int, help="total number of shards across all processes")
+    run.set_defaults(func=cmd_run)
+
+    console = sub.add_parser("console", help="answer slash commands typed on standard input, offline")
+    console.add_argument("--json", action="store_true", help="print one JSON line per reply")
+    console.add_argument("--user", type=int, help="the user id typing (default 111)")
+    console.add_argument("--channel", type=int, help="the channel id (default 1001)")
+    console.add_argument("--guild", type=int, help="the guild id (default 501; 0 for direct messages)")
+    console.set_defaults(func=cmd_console)
+
+    for name in _CLI_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as error:
+            if error.name is None or not name.startswith(error.name):
+                raise
+            continue
+        module.add_subcommands(sub)
+    return parser
+
+
+def _quiet_console_logs() -> None:
+    """The console shares the terminal with its user: only warnings, unless a level was asked for."""
+    if "COGITATOR_LOG_LEVEL" not in os.environ:
+        logging.getLogger().setLevel(logging.WARNING)
+
+
+def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
+    from bot.console import run_console
+
+    _quiet_console_logs()
+    return asyncio.run(run_console(
+        settings, as_json=args.json, user=args.user, channel=args.channel, guild=args.guild,
+        stdin=sys.stdin, stdout=sys.stdout, banner=None if args.json else OFFLINE_BANNER,
+    ))
+
+
+def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
+    if not settings.token:
+        from bot.console import run_console
+
+        _quiet_console_logs()
+        return asyncio.run(run_console(settings, as_json=False, user=None, channel=None, guild=None,
+                                       stdin=sys.stdin, stdout=sys.stdout, banner=OFFLINE_BANNER))
+    return asyncio.run(_run_bot(settings, getattr(args, "shard_ids", None), getattr(args, "shard_count", None)))
+
+
+async def _run_bot(settings: Settings, shard_ids: list[int] | None, shard_count: int | None) -> int:
+    from bot.client import CogitatorBot
+
+    if shard_ids and not shard_count:
+        raise ConfigError("--shard-ids needs --shard-count")
+    if shard_ids and shard_count and max(shard_ids) >= shard_count:
+        raise ConfigError("every shard id must be smaller than --shard-count")
+    bot = CogitatorBot(settings, shard_ids=shard_ids, shard_count=shard_count)
+    loop = asyncio.get_running_loop()
+    stopping = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stopping.set)
+    async with bot:
+        runner = asyncio.create_task(bot.start(settings.token))
+        stopper = asyncio.create_task(stopping.wait())
+        done, _ = await asyncio.wait({runner, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        if stopper in done:
+            log.info("shutting down on signal")
+            await bot.close()
+        with contextlib.suppress(asyncio.CancelledError):
+            await runner
+        stopper.cancel()
+    log.info("stopped")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        settings = load_settings()
+    except ConfigError as error:
+        print(f"cogitator: configuration error: {error}", file=sys.stderr)
+        return 2
+    configure_logging(settings.log_level, secrets=[settings.token or ""])
+    func = getattr(args, "func", cmd_run)
+    try:
+        return func(args, settings)
+    except ConfigError as error:
+        print(f"cogitator: configuration error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""The discord.py bot: one CommandTree with the central error handler, cogs loaded in setup_hook."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import pkgutil
+import secrets
+import traceback
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+import cogs
+from bot.config import Settings
+from bot.errors import UserError
+from bot.render.common import COLOUR_ERROR, NO_MENTIONS
+from bot.services import Services
+
+log = logging.getLogger("cogitator.client")
+
+# The bot never joins voice: silence discord.py's start-up warnings about missing voice libraries.
+discord.VoiceClient.warn_nacl = False
+discord.VoiceClient.warn_dave = False
+
+INTENTS = discord.Intents.none()
+INTENTS.guilds = True  # the only intent the bot needs: slash commands arrive as interactions
+
+
+def cog_modules() -> list[str]:
+    """Every `cogs/<name>.py` that defines `setup`, so a new feature needs no registration elsewhere."""
+    names = []
+    for info in sorted(pkgutil.iter_modules(cogs.__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"cogs.{info.name}")
+        if hasattr(module, "setup"):
+            names.append(f"cogs.{info.name}")
+    return names
+
+
+def new_error_id() -> str:
+    return secrets.token_hex(4)
+
+
+def user_message(error: BaseException) -> tuple[str, bool]:
+    """Words for the user and whether the failure was unexpected (needs an error id and a traceback)."""
+    original = getattr(error, "original", None) or error.__cause__ or error
+    if isinstance(original, UserError):
+        return str(original), False
+    if isinstance(error, app_commands.MissingPermissions):
+        perms = ", ".join(p.replace("_", " ").title() for p in error.missing_permissions)
+        return f"You need the {perms} permission to do that.", False
+    if isinstance(error, app_commands.NoPrivateMessage):
+        return "This command only works in a server channel.", False
+    if isinstance(error, app_commands.CommandOnCooldown):
+        return f"Slow down: try again in {error.retry_after:.0f} s.", False
+    if isinstance(error, app_commands.CheckFailure):
+        return str(error) or "You can't use this command here.", False
+    if isinstance(error, app_commands.TransformerError):
+        return f"That value doesn't fit this option: {error.value!r}.", False
+    if isinstance(error, app_commands.CommandNotFound):
+        return "This command is outdated or unknown. Discord may still be updating the command list.", False
+    if isinstance(error, app_commands.CommandSignatureMismatch):
+        return "This command has changed since your Discord client loaded it; try again in a minute.", False
+    return "Something went wrong on our side.", True
+
+
+class CogitatorTree(app_commands.CommandTree):
+    """Owns the one error handler: every failure becomes an ephemeral, friendly message."""
+
+    async def on_error(self, interaction: discord.Interaction, error: app_commands.AppCommandError) -> None:
+        message, unexpected = user_message(error)
+        command = interaction.command.qualified_name if interaction.command else None
+        if unexpected:
+            error_id = new_error_id()
+            original = getattr(error, "original", error)
+            log.error(
+                "command failed",
+                extra={
+                    "error_id": error_id,
+                    "command": command,
+                    "user_id": interaction.user.id if interaction.user else None,
+                    "channel_id": interaction.channel_id,
+                    "traceback_text": "".join(traceback.format_exception(original)),
+                },
+            )
+            message = f"{message} (error id `{error_id}`)"
+        await send_error(interaction, message)
+
+
+async def send_error(interaction: discord.Interaction, message: str) -> None:
+    """Reply ephemerally whether or not the interaction was already answered or deferred."""
+    embed = discord.Embed(description=message, colour=COLOUR_ERROR)
+    try:
+        if interaction.type is discord.InteractionType.autocomplete:
+            if not interaction.response.is_done():
+                await interaction.response.autocomplete([])
+            return
+        if interaction.response.is_done():
+            await interaction.followup.send(embed=embed, ephemeral=True, allowed_mentions=NO_MENTIONS)
+        else:
+            await interaction.response.send_message(embed=embed, ephemeral=True, allowed_mentions=NO_MENTIONS)
+    except discord.HTTPException:
+        log.warning("could not deliver an error message", extra={"error": message})
+
+
+class CogitatorBot(commands.AutoShardedBot):
+    def __init__(self, settings: Settings, *, services: Services | None = None, **options) -> None:
+        super().__init__(
+            command_prefix=commands.when_mentioned,  # no message commands; slash commands only
+            intents=INTENTS,
+            tree_cls=CogitatorTree,
+            help_command=None,
+            allowed_mentions=NO_MENTIONS,
+            **options,
+        )
+        self.settings = settings
+        self.services = services or Services(settings)
+
+    async def setup_hook(self) -> None:
+        for name in cog_modules():
+            await self.load_extension(name)
+        log.info("cogs loaded", extra={"commands": len(self.tree.get_commands())})
+
+    async def sync_commands(self) -> None:
+        """Publish the commands: globally, or to one guild for instant updates while developing."""
+        guild_id = self.settings.dev_guild_id
+        if guild_id:
+            guild = discord.Object(id=guild_id)
+            self.tree.copy_global_to(guild=guild)
+            synced = await self.tree.sync(guild=guild)
+        else:
+            synced = await self.tree.sync()
+        log.info("commands synced", extra={"count": len(synced), "guild_id": guild_id})
+
+    async def on_ready(self) -> None:
+        log.info("ready", extra={"user": str(self.user), "guilds": len(self.guilds), "shards": self.shard_count})
+
+    async def close(self) -> None:
+        try:
+            await super().close()
+        finally:
+            self.services.close()
