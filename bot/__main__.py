@@ -97,7 +97,7 @@ async def _run_bot(settings: Settings, shard_ids: list[int] | None, shard_count:
         raise ConfigError("--shard-ids needs --shard-count")
     if shard_ids and shard_count and max(shard_ids) >= shard_count:
         raise ConfigError("every shard id must be smaller than --shard-count")
-    bot = CogitatorBot(settings, shard_ids=shard_ids, shard_count=shard_count)
+    bot = CogitatorBot(settings, sync_on_start=settings.sync_commands, shard_ids=shard_ids, shard_count=shard_count)
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -107,7 +107,8 @@ async def send_error(interaction: discord.Interaction, message: str) -> None:
 
 
 class CogitatorBot(commands.AutoShardedBot):
-    def __init__(self, settings: Settings, *, services: Services | None = None, **options) -> None:
+    def __init__(self, settings: Settings, *, services: Services | None = None, sync_on_start: bool = False,
+                 **options) -> None:
         super().__init__(
             command_prefix=commands.when_mentioned,  # no message commands; slash commands only
             intents=INTENTS,
@@ -118,11 +119,14 @@ class CogitatorBot(commands.AutoShardedBot):
         )
         self.settings = settings
         self.services = services or Services(settings)
+        self.sync_on_start = sync_on_start
 
     async def setup_hook(self) -> None:
         for name in cog_modules():
             await self.load_extension(name)
         log.info("cogs loaded", extra={"commands": len(self.tree.get_commands())})
+        if self.sync_on_start:
+            await self.sync_commands()
 
     async def sync_commands(self) -> None:
         """Publish the commands: globally, or to one guild for instant updates while developing."""
