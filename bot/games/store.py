@@ -1,0 +1,329 @@
+"""SQLite persistence for games: versioned migrations, an append-only event log, locking, undo.
+
+Every change is one `BEGIN IMMEDIATE` transaction that reads the channel's active game, runs a command
+(which only returns events), appends the events and rewrites the JSON snapshot. A per-channel
+`threading.Lock` serialises commands inside a process; `BEGIN IMMEDIATE` serialises writers across
+processes, so no update is lost. The snapshot is a cache: `verify()` re-folds the log and compares.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bot import db
+from bot.errors import UserError
+from bot.games import commands, events, rules
+from bot.games.commands import Outcome
+from bot.games.model import GameState
+
+MIGRATIONS = [
+    """
+    CREATE TABLE games (
+        id INTEGER PRIMARY KEY,
+        channel_id INTEGER NOT NULL,
+        guild_id INTEGER,
+        status TEXT NOT NULL CHECK (status IN ('active', 'finished', 'abandoned')),
+        edition TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        ended_at REAL,
+        last_seq INTEGER NOT NULL,
+        state TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX games_one_active ON games (channel_id) WHERE status = 'active';
+    CREATE INDEX games_by_channel ON games (channel_id, id);
+    CREATE TABLE game_events (
+        game_id INTEGER NOT NULL REFERENCES games (id),
+        seq INTEGER NOT NULL,
+        ts REAL NOT NULL,
+        actor_user INTEGER,
+        type TEXT NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (game_id, seq)
+    ) WITHOUT ROWID
+    """,
+]
+
+# Trigger bodies contain `;`, which `db.apply_migrations` splits on, so they are created idempotently
+# after the migrations. They make the log append-only at the database level.
+APPEND_ONLY = """
+CREATE TRIGGER IF NOT EXISTS game_events_no_update BEFORE UPDATE ON game_events
+    BEGIN SELECT RAISE(ABORT, 'game_events is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS game_events_no_delete BEFORE DELETE ON game_events
+    BEGIN SELECT RAISE(ABORT, 'game_events is append-only'); END;
+"""
+
+NO_GAME = "There is no game in this channel. Start one with /game start."
+
+
+@dataclass
+class Result:
+    """What a command did: the new state and the answer to show."""
+
+    game_id: int
+    state: GameState
+    outcome: Outcome
+
+
+class GameStore:
+    """The game tracker's state service (`bot.services.games`)."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path) if str(path) != ":memory:" else path
+        self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+        self._guard = threading.Lock()
+        self._locks: dict[int, threading.Lock] = {}
+        self._closed = False
+        conn = self._conn()
+        db.apply_migrations(conn, "games", MIGRATIONS)
+        conn.executescript(APPEND_ONLY)
+
+    # ---- plumbing --------------------------------------------------------------------------------
+
+    def _conn(self) -> sqlite3.Connection:
+        """One connection per thread: a sqlite3 connection holds one transaction at a time."""
+        if self._closed:
+            raise RuntimeError("GameStore is closed")
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = db.connect(self.path)
+            self._local.conn = conn
+            with self._guard:
+                self._conns.append(conn)
+        return conn
+
+    def _lock(self, channel_id: int) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(channel_id, threading.Lock())
+
+    @contextmanager
+    def _transaction(self, channel_id: int) -> Iterator[sqlite3.Connection]:
+        with self._lock(channel_id):
+            conn = self._conn()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    def close(self) -> None:
+        """Close every connection this store opened; safe to call twice."""
+        with self._guard:
+            conns, self._conns = self._conns, []
+            self._closed = True
+        for conn in conns:
+            with contextlib.suppress(sqlite3.ProgrammingError):  # opened in a thread that already ended
+                conn.close()
+
+    # ---- reading ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _active_row(conn: sqlite3.Connection, channel_id: int) -> sqlite3.Row | None:
+        return conn.execute(
+            "SELECT id, state, last_seq FROM games WHERE channel_id = ? AND status = 'active'", (channel_id,)
+        ).fetchone()
+
+    def state(self, channel_id: int) -> GameState | None:
+        """The channel's active game, or None."""
+        row = self._active_row(self._conn(), channel_id)
+        return GameState.from_dict(json.loads(row["state"])) if row else None
+
+    def require(self, channel_id: int) -> GameState:
+        state = self.state(channel_id)
+        if state is None:
+            raise UserError(NO_GAME)
+        return state
+
+    def _latest_game(self, conn: sqlite3.Connection, channel_id: int) -> sqlite3.Row | None:
+        return conn.execute(
+            "SELECT id, status, state, created_at, ended_at FROM games WHERE channel_id = ? "
+            "ORDER BY (status = 'active') DESC, id DESC LIMIT 1", (channel_id,)
+        ).fetchone()
+
+    def events(self, game_id: int) -> list[dict[str, Any]]:
+        rows = self._conn().execute(
+            "SELECT seq, ts, actor_user, body FROM game_events WHERE game_id = ? ORDER BY seq", (game_id,)
+        ).fetchall()
+        return [_row_event(r) for r in rows]
+
+    def log(self, channel_id: int, *, limit: int | None = None) -> tuple[GameState, list[dict[str, Any]]]:
+        """The channel's newest game (active, else the last finished one) and its log, newest last."""
+        row = self._latest_game(self._conn(), channel_id)
+        if row is None:
+            raise UserError(NO_GAME)
+        log = self.events(row["id"])
+        _mark_undone(log)
+        return GameState.from_dict(json.loads(row["state"])), (log[-limit:] if limit else log)
+
+    def history(self, channel_id: int, *, limit: int = 10) -> list[dict[str, Any]]:
+        rows = self._conn().execute(
+            "SELECT id, status, state, created_at, ended_at FROM games WHERE channel_id = ? AND status != 'active' "
+            "ORDER BY id DESC LIMIT ?", (channel_id, limit)
+        ).fetchall()
+        return [{"game_id": r["id"], "status": r["status"], "created_at": r["created_at"], "ended_at": r["ended_at"],
+                 "state": GameState.from_dict(json.loads(r["state"]))} for r in rows]
+
+    def export(self, channel_id: int) -> dict[str, Any] | None:
+        """Contract 4: the channel's game (the active one, else the last finished) as JSON-able data."""
+        row = self._latest_game(self._conn(), channel_id)
+        if row is None:
+            return None
+        state = GameState.from_dict(json.loads(row["state"]))
+        log = self.events(row["id"])
+        _mark_undone(log)
+        users = [p.user_id for p in state.players]
+        return {
+            "game_id": row["id"],
+            "status": row["status"],
+            "edition": state.edition,
+            "round": state.round,
+            "phase": "over" if state.over else state.phase,
+            "active_player": users[state.active],
+            "players": [{"user_id": p.user_id, "name": p.name, "faction": p.faction, "cp": p.cp, "vp": p.vp}
+                        for p in state.players],
+            "units": [{"owner": users[u.owner], "name": u.name, "judgement_tokens": u.judgement,
+                       "riled_up": state.riled(u), "battle_shocked": u.shocked, "oathband_marked": u.oathband,
+                       "destroyed": u.destroyed} for u in state.units],
+            "stratagems_used": [{"player": users[s.player], "name": s.name, "entry_id": s.entry_id, "cp": s.cp,
+                                 "round": s.round, "phase": s.phase,
+                                 "unit": s.unit, "unit_owner": None if s.unit_owner is None else users[s.unit_owner],
+                                 "forced": s.forced} for s in state.strat_uses],
+            "log": [{"seq": e["seq"], "ts": e["ts"], "user_id": e["actor_user"], "type": e["type"],
+                     "summary": e["summary"], "forced": bool(e.get("forced")), "overrides": e.get("overrides", []),
+                     "undone": e["undone"]} for e in log],
+        }
+
+    def verify(self, channel_id: int) -> bool:
+        """True when the stored snapshot equals the fold of the log (the log is the truth)."""
+        conn = self._conn()
+        row = self._latest_game(conn, channel_id)
+        if row is None:
+            return True
+        log = self.events(row["id"])
+        derived = events.fold(events.effective(log))
+        derived.seq = log[-1]["seq"]
+        return derived.to_dict() == json.loads(row["state"])
+
+    # ---- writing ---------------------------------------------------------------------------------
+
+    def start(self, channel_id: int, guild_id: int | None, *, user_id: int, user_name: str, opponent_id: int,
+              opponent_name: str, edition: str, faction: str, opponent_faction: str, starting_cp: int = 0) -> Result:
+        """Round 1, the invoker's Command phase; both players have starting_cp and gain the Command-phase CP."""
+        rules.check_edition(edition)
+        rules.check_amount(starting_cp, field="starting_cp", low=0, high=rules.MAX_STARTING_CP, what="starting_cp")
+        if opponent_id == user_id:
+            raise UserError("You cannot play against yourself: pick your opponent.", field="opponent")
+        names = [rules.clean_name(n, field="name", what="Player name", limit=rules.MAX_PLAYER_NAME)
+                 for n in (user_name, opponent_name)]
+        factions = [rules.clean_name(f, field=k, what="Faction", limit=rules.MAX_FACTION)
+                    for f, k in ((faction, "faction"), (opponent_faction, "opponent_faction"))]
+        summary = (f"{names[0]} ({factions[0]}) vs {names[1]} ({factions[1]}), {edition}; "
+                   f"round 1, {names[0]}'s Command phase")
+        start = commands.event("start", 0, summary, {
+            "edition": edition, "starting_cp": starting_cp,
+            "players": [{"user_id": uid, "name": n, "faction": f}
+                        for uid, n, f in zip((user_id, opponent_id), names, factions, strict=True)],
+        })
+        with self._transaction(channel_id) as conn:
+            if self._active_row(conn, channel_id) is not None:
+                raise UserError("This channel already has a game. Finish it with /game end first.")
+            state = events.initial_state(start)
+            state.seq = 1
+            now = time.time()
+            cur = conn.execute(
+                "INSERT INTO games (channel_id, guild_id, status, edition, created_at, last_seq, state) "
+                "VALUES (?, ?, 'active', ?, ?, 1, ?)",
+                (channel_id, guild_id, edition, now, _dump(state.to_dict())),
+            )
+            game_id = int(cur.lastrowid)
+            _insert_event(conn, game_id, 1, now, user_id, start)
+        return Result(game_id, state, Outcome([start], summary))
+
+    def act(self, channel_id: int, command: Callable[..., Outcome], *args: Any, **kwargs: Any) -> Result:
+        """Run `command(state, *args, **kwargs)` on the active game and append its events, atomically."""
+        with self._transaction(channel_id) as conn:
+            row = self._active_row(conn, channel_id)
+            if row is None:
+                raise UserError(NO_GAME)
+            state = GameState.from_dict(json.loads(row["state"]))
+            outcome = command(state, *args, **kwargs)
+            seq, now = int(row["last_seq"]), time.time()
+            for ev in outcome.events:
+                seq += 1
+                events.apply(state, ev)
+                state.seq = seq
+                actor = ev.get("actor")
+                _insert_event(conn, row["id"], seq, now, None if actor is None else state.players[actor].user_id, ev)
+            if outcome.events and outcome.events[-1]["type"] == "end":
+                status = outcome.events[-1]["data"]["status"]
+                conn.execute("UPDATE games SET status = ?, ended_at = ?, last_seq = ?, state = ? WHERE id = ?",
+                             (status, now, seq, _dump(state.to_dict()), row["id"]))
+            else:
+                conn.execute("UPDATE games SET last_seq = ?, state = ? WHERE id = ?",
+                             (seq, _dump(state.to_dict()), row["id"]))
+            return Result(int(row["id"]), state, outcome)
+
+    def undo(self, channel_id: int, user_id: int) -> Result:
+        """Append an `undo` that cancels the newest effective event, and re-fold the log."""
+        with self._transaction(channel_id) as conn:
+            row = self._active_row(conn, channel_id)
+            if row is None:
+                raise UserError(NO_GAME)
+            state = GameState.from_dict(json.loads(row["state"]))
+            actor = commands.require_player(state, user_id)
+            log = self.events(row["id"])
+            stack = events.effective(log)
+            if len(stack) <= 1:
+                raise UserError("Nothing to undo: only the start of the game is left (use /game end to drop it).")
+            target = stack[-1]
+            summary = f"Undo: {target['summary']}"
+            seq, now = int(row["last_seq"]) + 1, time.time()
+            ev = commands.event("undo", actor, summary, {"target_seq": target["seq"]})
+            _insert_event(conn, row["id"], seq, now, user_id, ev)
+            state = events.fold(stack[:-1])
+            state.seq = seq
+            conn.execute("UPDATE games SET last_seq = ?, state = ? WHERE id = ?",
+                         (seq, _dump(state.to_dict()), row["id"]))
+            return Result(int(row["id"]), state, Outcome([ev], summary))
+
+    def end(self, channel_id: int, user_id: int, *, manager: bool = False, abandon: bool = False) -> Result:
+        return self.act(channel_id, commands.end_game, user_id, manager=manager, abandon=abandon)
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _insert_event(conn: sqlite3.Connection, game_id: int, seq: int, ts: float, actor_user: int | None,
+                  ev: dict[str, Any]) -> None:
+    conn.execute("INSERT INTO game_events (game_id, seq, ts, actor_user, type, body) VALUES (?, ?, ?, ?, ?, ?)",
+                 (game_id, seq, ts, actor_user, ev["type"], _dump(ev)))
+
+
+def _row_event(row: sqlite3.Row) -> dict[str, Any]:
+    ev = json.loads(row["body"])
+    ev["seq"], ev["ts"], ev["actor_user"] = row["seq"], row["ts"], row["actor_user"]
+    return ev
+
+
+def _mark_undone(log: list[dict[str, Any]]) -> None:
+    """Flag the events an undo cancelled (for display; the log itself never changes)."""
+    stack: list[dict[str, Any]] = []
+    for ev in log:
+        ev["undone"] = False
+        if ev["type"] == "undo":
+            if len(stack) > 1:
+                stack.pop()["undone"] = True
+        else:
+            stack.append(ev)
