@@ -134,10 +134,21 @@ class GameStore:
             "SELECT id, state, last_seq FROM games WHERE channel_id = ? AND status = 'active'", (channel_id,)
         ).fetchone()
 
+    def active(self, channel_id: int) -> tuple[int, GameState] | None:
+        """(game id, state) of the channel's active game, or None."""
+        row = self._active_row(self._conn(), channel_id)
+        return (int(row["id"]), GameState.from_dict(json.loads(row["state"]))) if row else None
+
     def state(self, channel_id: int) -> GameState | None:
         """The channel's active game, or None."""
-        row = self._active_row(self._conn(), channel_id)
-        return GameState.from_dict(json.loads(row["state"])) if row else None
+        found = self.active(channel_id)
+        return found[1] if found else None
+
+    def require_active(self, channel_id: int) -> tuple[int, GameState]:
+        found = self.active(channel_id)
+        if found is None:
+            raise UserError(NO_GAME)
+        return found
 
     def require(self, channel_id: int) -> GameState:
         state = self.state(channel_id)

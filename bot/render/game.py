@@ -1,0 +1,163 @@
+"""Embeds for the game tracker: the status board, command results, the log and the history.
+
+Every player, faction, unit and stratagem name is user text: it is escaped here (Markdown and
+mentions) and trimmed to Discord's limits, and messages are sent with allowed mentions none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import discord
+
+from bot.games.model import LAST_ROUND, PERMANENT, PHASE_LABELS, GameState, Unit, turn_of
+from bot.render.common import (
+    COLOUR_ERROR,
+    COLOUR_GAME,
+    EMBED_DESCRIPTION_MAX,
+    EMBED_FIELD_VALUE_MAX,
+    EMBED_TITLE_MAX,
+    edition_label,
+    escape,
+    truncate,
+)
+
+UNIT_LINES_MAX = 15
+
+
+def clock_line(state: GameState) -> str:
+    if state.over:
+        return f"Battle over · after battle round {LAST_ROUND}"
+    who = escape(state.players[state.active].name, limit=40)
+    return f"Battle round {state.round} · {who}'s {PHASE_LABELS[state.phase]} phase"
+
+
+def until_text(state: GameState, until: int | None) -> str:
+    if until is None:
+        return ""
+    if until >= PERMANENT:
+        return "for the battle"
+    round_, active = turn_of(until)
+    if round_ > LAST_ROUND:
+        return "until the end of the battle"
+    return f"until {escape(state.players[active].name, limit=40)}'s turn, round {round_}"
+
+
+def unit_line(state: GameState, unit: Unit) -> str:
+    bits: list[str] = []
+    if unit.destroyed:
+        bits.append("destroyed")
+    if unit.judgement:
+        bits.append(f"Judgement {'●' * unit.judgement}")
+    if state.riled(unit):
+        bits.append(f"riled up ({until_text(state, state.riled_expiry(unit))})")
+    if unit.shocked:
+        bits.append("battle-shocked")
+    if unit.oathband:
+        bits.append("Oathband mark")
+    status = " · ".join(bits) if bits else "no status"
+    return f"• {escape(unit.name, limit=60)} — {status}"
+
+
+def _player_block(state: GameState, index: int) -> str:
+    player = state.players[index]
+    lines = [f"**{player.cp} CP** · **{player.vp} VP**"]
+    used = []
+    if "waaagh" in player.once_used:
+        used.append("Waaagh! called" + (f" (riled {until_text(state, player.waaagh_until)})"
+                                        if player.waaagh_until and player.waaagh_until > state.turn else ""))
+    used += [n.title() for n in player.once_used if n != "waaagh"]
+    if used:
+        lines.append("Used: " + escape(", ".join(used)))
+    units = [u for u in state.units_of(index) if u.judgement or state.riled(u) or u.shocked or u.oathband or u.destroyed]
+    lines += [unit_line(state, u) for u in units[:UNIT_LINES_MAX]]
+    if len(units) > UNIT_LINES_MAX:
+        lines.append(f"… and {len(units) - UNIT_LINES_MAX} more (see /game log or export)")
+    return truncate("\n".join(lines), EMBED_FIELD_VALUE_MAX)
+
+
+def board_embed(state: GameState, game_id: int, *, note: str | None = None) -> discord.Embed:
+    """The shared status board: clock, both players' CP/VP, units with statuses."""
+    p0, p1 = state.players
+    description = (f"{edition_label(state.edition)} · {escape(p0.name, limit=40)} ({escape(p0.faction, limit=40)}) "
+                   f"vs {escape(p1.name, limit=40)} ({escape(p1.faction, limit=40)})")
+    if note:
+        description += "\n" + note
+    reminder = battleshock_reminder(state)
+    if reminder:
+        description += "\n" + reminder
+    embed = discord.Embed(title=truncate(clock_line(state), EMBED_TITLE_MAX),
+                          description=truncate(description, EMBED_DESCRIPTION_MAX), colour=COLOUR_GAME)
+    for index, player in enumerate(state.players):
+        marker = " ▶" if index == state.active and not state.over else ""
+        title = truncate(f"{escape(player.name, limit=40)} — {escape(player.faction, limit=40)}{marker}", EMBED_TITLE_MAX)
+        embed.add_field(name=title, value=_player_block(state, index), inline=False)
+    embed.set_footer(text=f"Game #{game_id} · event {state.seq} · /game log for the history")
+    return embed
+
+
+def battleshock_reminder(state: GameState) -> str | None:
+    """11e 08.03: in its owner's Command phase a battle-shocked unit rolls to recover."""
+    if state.over or state.phase != "command" or state.edition != "11e":
+        return None
+    shocked = [u for u in state.units_of(state.active) if u.shocked and not u.destroyed]
+    if not shocked:
+        return None
+    names = ", ".join(escape(u.name, limit=40) for u in shocked[:10])
+    return f"Battle-shock step: roll for {names} (clear with `/shock unit:<name> clear:true` on a success)."
+
+
+def result_embed(state: GameState, game_id: int, message: str, *, warnings: Sequence[str] = ()) -> discord.Embed:
+    """The answer to a change: what happened, then the clock and both CP totals in one line."""
+    text = escape(message)  # a forced change's summary already names the overridden rule
+    if warnings:
+        text = "⚠️ " + text
+    p0, p1 = state.players
+    text += (f"\n\n{clock_line(state)}\n{escape(p0.name, limit=40)} {p0.cp} CP · {p0.vp} VP  |  "
+             f"{escape(p1.name, limit=40)} {p1.cp} CP · {p1.vp} VP")
+    embed = discord.Embed(description=truncate(text, EMBED_DESCRIPTION_MAX), colour=COLOUR_GAME)
+    embed.set_footer(text=f"Game #{game_id} · event {state.seq} · /game undo reverts it")
+    return embed
+
+
+def log_embed(state: GameState, log: Sequence[dict[str, Any]], *, total: int) -> discord.Embed:
+    lines = []
+    for ev in log:
+        text = escape(ev.get("summary", ev["type"]), limit=160)
+        if ev.get("undone"):
+            text = f"~~{text}~~"
+        if ev.get("forced"):
+            text += " ⚠️"
+        lines.append(f"`{ev['seq']:>3}` {text}")
+    description = "\n".join(lines) or "No events."
+    while len(description) > EMBED_DESCRIPTION_MAX and lines:
+        lines.pop(0)
+        description = "\n".join(lines)
+    embed = discord.Embed(title=f"Game log · {len(log)} of {total} events", description=description, colour=COLOUR_GAME)
+    embed.set_footer(text="Struck-through events were undone · ⚠️ a soft rule was overridden with force:true")
+    return embed
+
+
+def units_embed(state: GameState, title: str, units: Sequence[Unit]) -> discord.Embed:
+    lines = [unit_line(state, u) for u in units[:40]]
+    description = truncate("\n".join(lines) or "No units yet.", EMBED_DESCRIPTION_MAX)
+    return discord.Embed(title=truncate(title, EMBED_TITLE_MAX), description=description, colour=COLOUR_GAME)
+
+
+def history_embed(games: Sequence[dict[str, Any]]) -> discord.Embed:
+    lines = []
+    for g in games:
+        state: GameState = g["state"]
+        p0, p1 = state.players
+        when = datetime.fromtimestamp(g["ended_at"] or g["created_at"], UTC).strftime("%Y-%m-%d")
+        lines.append(f"#{g['game_id']} · {when} · {g['status']} · {escape(p0.name, limit=30)} {p0.vp} – "
+                     f"{p1.vp} {escape(p1.name, limit=30)} ({state.edition}, round {state.round})")
+    return discord.Embed(title="Finished games in this channel",
+                         description=truncate("\n".join(lines) or "None yet.", EMBED_DESCRIPTION_MAX),
+                         colour=COLOUR_GAME)
+
+
+def refusal_embed(message: str) -> discord.Embed:
+    return discord.Embed(description=escape(message), colour=COLOUR_ERROR)

@@ -1,0 +1,253 @@
+"""/game: start, status board (with restart-proof buttons), next, undo, log, end, history.
+
+Thin adapter: parse options, run a `bot.games.commands` function through the store in a worker
+thread (the store holds the per-channel lock and the `BEGIN IMMEDIATE` transaction), render.
+Shared helpers for the other game cogs (`cogs/game_resources.py`) live here too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Callable
+from typing import Any, Literal
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.errors import UserError
+from bot.games import commands as game_commands
+from bot.games.commands import Outcome
+from bot.games.model import GameState
+from bot.games.store import GameStore, Result
+from bot.render import game as render
+from bot.render.common import NO_MENTIONS, escape
+
+log = logging.getLogger("cogitator.game")
+
+# ---- helpers shared by the game cogs --------------------------------------------------------------
+
+
+def store_of(interaction: discord.Interaction) -> GameStore:
+    return interaction.client.services.games  # type: ignore[attr-defined]
+
+
+def _escaped(error: UserError) -> UserError:
+    """Refusals quote user text (unit names): neutralise Markdown and mentions before showing them."""
+    return UserError(escape(str(error)), field=error.field)
+
+
+async def act(interaction: discord.Interaction, command: Callable[..., Outcome], *args: Any, **kwargs: Any) -> Result:
+    store = store_of(interaction)
+    try:
+        return await asyncio.to_thread(store.act, _channel(interaction), command, *args, **kwargs)
+    except UserError as error:
+        raise _escaped(error) from None
+
+
+async def call(interaction: discord.Interaction, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    try:
+        return await asyncio.to_thread(fn, *args, **kwargs)
+    except UserError as error:
+        raise _escaped(error) from None
+
+
+async def current_state(interaction: discord.Interaction) -> GameState:
+    return await call(interaction, store_of(interaction).require, _channel(interaction))
+
+
+def _channel(interaction: discord.Interaction) -> int:
+    if interaction.channel_id is None:
+        raise UserError("Games live in a channel.")
+    return interaction.channel_id
+
+
+async def reply(interaction: discord.Interaction, result: Result) -> None:
+    """Changes are public so both players see them; mentions are never resolved."""
+    embed = render.result_embed(result.state, result.game_id, result.outcome.message, warnings=result.outcome.warnings)
+    await interaction.response.send_message(embed=embed, allowed_mentions=NO_MENTIONS)
+
+
+def catalog_or_none(interaction: discord.Interaction) -> Any:
+    """The rules catalog, or None while it is not built/installed (free-text names still work)."""
+    try:
+        return interaction.client.services.catalog  # type: ignore[attr-defined]
+    except Exception:  # the catalog is optional for the tracker
+        log.debug("catalog unavailable", exc_info=True)
+        return None
+
+
+async def canonical_unit(interaction: discord.Interaction, state: GameState, owner: int, raw: str) -> str:
+    """A unit the game already knows keeps its name; otherwise a confident catalog datasheet match names it."""
+    try:
+        name, _ = game_commands.resolve_unit(state, owner, raw, create=False)
+        return name
+    except UserError:
+        pass
+    catalog = catalog_or_none(interaction)
+    if catalog is None:
+        return raw
+    try:
+        resolution = await asyncio.to_thread(catalog.resolve, raw, kind="datasheet", edition=state.edition)
+    except Exception:
+        log.debug("catalog resolve failed", exc_info=True)
+        return raw
+    if resolution.best is not None and resolution.confident:
+        return resolution.best.name
+    return raw
+
+
+async def unit_choices(interaction: discord.Interaction, current: str, *, side: str) -> list[app_commands.Choice[str]]:
+    """Units already in the game (own, opponent's or both), then catalog datasheets; at most 25."""
+    state = store_of(interaction).state(interaction.channel_id or 0)
+    if state is None:
+        return []
+    me = state.player_index(interaction.user.id)
+    owners = {"own": [me], "enemy": [None if me is None else 1 - me], "any": [0, 1]}[side]
+    text = current.casefold().strip()
+    names: list[str] = []
+    for unit in state.units:
+        if (unit.owner in owners or me is None) and (not text or text in unit.name.casefold()):
+            names.append(unit.name)
+    catalog = catalog_or_none(interaction)
+    if catalog is not None and len(names) < 25 and text:
+        factions = [state.players[o].faction for o in owners if o is not None]
+        try:
+            for faction in factions or [None]:
+                for hit in catalog.autocomplete(current, kind="datasheet", edition=state.edition, faction=faction, limit=25):
+                    if hit.name not in names:
+                        names.append(hit.name)
+        except Exception:
+            log.debug("catalog autocomplete failed", exc_info=True)
+    return [app_commands.Choice(name=n[:100], value=n[:100]) for n in names[:25]]
+
+
+# ---- the status board's buttons (persistent across restarts) -------------------------------------
+
+BUTTONS = {"next": ("Next phase", discord.ButtonStyle.primary),
+           "cp": ("+1 CP", discord.ButtonStyle.success),
+           "undo": ("Undo", discord.ButtonStyle.secondary)}
+
+
+class BoardButton(discord.ui.DynamicItem[discord.ui.Button], template=r"game:(?P<action>next|cp|undo):(?P<channel>[0-9]{1,20})"):
+    """A board button; its custom_id names the action and the channel, so it works after a restart."""
+
+    def __init__(self, action: str, channel_id: int, *, disabled: bool = False) -> None:
+        label, style = BUTTONS[action]
+        super().__init__(discord.ui.Button(label=label, style=style, custom_id=f"game:{action}:{channel_id}",
+                                           disabled=disabled))
+        self.action = action
+        self.channel_id = channel_id
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button,
+                             match: re.Match[str]) -> BoardButton:
+        return cls(match["action"], int(match["channel"]))
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        store = store_of(interaction)
+        try:
+            if interaction.channel_id != self.channel_id:
+                raise UserError("This board belongs to another channel's game.")
+            user = interaction.user.id
+            if self.action == "undo":
+                result = await asyncio.to_thread(store.undo, self.channel_id, user)
+            else:
+                command = game_commands.next_phase if self.action == "next" else game_commands.cp_gain
+                args = (user,) if self.action == "next" else (user, 1)
+                result = await asyncio.to_thread(store.act, self.channel_id, command, *args)
+        except UserError as error:
+            await interaction.response.send_message(embed=render.refusal_embed(str(error)), ephemeral=True,
+                                                    allowed_mentions=NO_MENTIONS)
+            return
+        embed = render.board_embed(result.state, result.game_id, note=escape(result.outcome.message))
+        await interaction.response.edit_message(embed=embed, view=board_view(self.channel_id, over=result.state.over),
+                                                allowed_mentions=NO_MENTIONS)
+
+
+def board_view(channel_id: int, *, over: bool = False) -> discord.ui.View:
+    view = discord.ui.View(timeout=None)
+    for action in BUTTONS:
+        view.add_item(BoardButton(action, channel_id, disabled=over and action != "undo"))
+    return view
+
+
+# ---- /game ---------------------------------------------------------------------------------------
+
+EditionChoice = Literal["10e", "11e"]
+
+
+@app_commands.guild_only()
+class Game(commands.GroupCog, group_name="game", group_description="Track a battle in this channel: clock, CP, VP, statuses."):
+    def __init__(self, bot: commands.Bot) -> None:
+        self.bot = bot
+
+    @app_commands.command(name="start", description="Start a game here: round 1, your Command phase.")
+    @app_commands.describe(opponent="Who you are playing against", edition="Rules edition (default: the server's)",
+                           faction="Your faction", opponent_faction="Your opponent's faction",
+                           starting_cp="CP each player starts with, before the first Command phase (default 0)")
+    async def start(self, interaction: discord.Interaction, opponent: discord.User, faction: str,
+                    opponent_faction: str, edition: EditionChoice | None = None,
+                    starting_cp: app_commands.Range[int, 0, 20] = 0) -> None:
+        if opponent.bot:
+            raise UserError("You cannot play against a bot: pick a person.", field="opponent")
+        if edition is None:
+            edition = self.bot.services.guild_settings.edition(interaction.guild_id)  # type: ignore[attr-defined]
+        store = store_of(interaction)
+        result = await call(interaction, store.start, _channel(interaction), interaction.guild_id,
+                            user_id=interaction.user.id, user_name=interaction.user.display_name,
+                            opponent_id=opponent.id, opponent_name=opponent.display_name, edition=edition,
+                            faction=faction, opponent_faction=opponent_faction, starting_cp=starting_cp)
+        embed = render.board_embed(result.state, result.game_id, note="The game begins.")
+        await interaction.response.send_message(embed=embed, view=board_view(_channel(interaction)),
+                                                allowed_mentions=NO_MENTIONS)
+
+    @app_commands.command(name="status", description="Show the board: clock, CP, VP and unit statuses, with buttons.")
+    async def status(self, interaction: discord.Interaction) -> None:
+        game_id, state = await call(interaction, store_of(interaction).require_active, _channel(interaction))
+        embed = render.board_embed(state, game_id)
+        await interaction.response.send_message(embed=embed, view=board_view(_channel(interaction), over=state.over),
+                                                allowed_mentions=NO_MENTIONS)
+
+    @app_commands.command(name="next", description="Advance to the next phase (either player).")
+    async def next(self, interaction: discord.Interaction) -> None:
+        await reply(interaction, await act(interaction, game_commands.next_phase, interaction.user.id))
+
+    @app_commands.command(name="undo", description="Revert the last change (repeat to go further back).")
+    async def undo(self, interaction: discord.Interaction) -> None:
+        store = store_of(interaction)
+        await reply(interaction, await call(interaction, store.undo, _channel(interaction), interaction.user.id))
+
+    @app_commands.command(name="log", description="Show the game's history of changes.")
+    @app_commands.describe(count="How many of the newest events (default 25)")
+    async def log(self, interaction: discord.Interaction, count: app_commands.Range[int, 1, 200] = 25) -> None:
+        if not 1 <= count <= 200:
+            raise UserError("count must be between 1 and 200.", field="count")
+        store = store_of(interaction)
+        state, events = await call(interaction, store.log, _channel(interaction))
+        embed = render.log_embed(state, events[-count:], total=len(events))
+        await interaction.response.send_message(embed=embed, ephemeral=True, allowed_mentions=NO_MENTIONS)
+
+    @app_commands.command(name="end", description="End the game (players, or members with Manage Channel).")
+    @app_commands.describe(abandon="Reset: record the game as abandoned instead of finished")
+    async def end(self, interaction: discord.Interaction, abandon: bool = False) -> None:
+        perms = interaction.permissions
+        manager = bool(perms and (perms.manage_channels or perms.administrator))
+        store = store_of(interaction)
+        result = await call(interaction, store.end, _channel(interaction), interaction.user.id,
+                            manager=manager, abandon=abandon)
+        embed = render.board_embed(result.state, result.game_id, note=escape(result.outcome.message))
+        await interaction.response.send_message(embed=embed, allowed_mentions=NO_MENTIONS)
+
+    @app_commands.command(name="history", description="List the finished games of this channel.")
+    async def history(self, interaction: discord.Interaction) -> None:
+        games = await call(interaction, store_of(interaction).history, _channel(interaction))
+        await interaction.response.send_message(embed=render.history_embed(games), ephemeral=True,
+                                                allowed_mentions=NO_MENTIONS)
+
+
+async def setup(bot: commands.Bot) -> None:
+    bot.add_dynamic_items(BoardButton)
+    await bot.add_cog(Game(bot))
