@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.errors import UserError
+from engine import limits
 
 MAX_PROFILE_CHARS = 1000
 MAX_GROUPS = 8
@@ -33,7 +34,7 @@ _SEPARATORS = " \t\r\n,"
 # Unquoted keywords run on over spaces and commas until the next `key=`, so `kw=SUSTAINED HITS 1, LANCE` works.
 _KW_KEYS = {"kw", "keywords", "keyword"}
 _KW_BARE = re.compile(r"""[^\s"';=,]+(?:[\s,]+(?![A-Za-z_]\w*\s*=)[^\s"';=,]+)*""")
-_DICE = re.compile(r"^(?:(\d{1,4})|(\d{0,3})D(\d{1,3})(?:\+(\d{1,4}))?)$")
+_DICE = re.compile(r"^(?:(\d{1,12})|(\d{0,3})D(\d{1,3})(?:\+(\d{1,4}))?)$")
 _SKILL = re.compile(r"^(\d{1,3})\+?$")
 _NONE_WORDS = {"-", "n/a", "na", "none", "no", "—", "–", "null", "off"}
 _TORRENT_WORDS = {"torrent", "auto", "*"}
@@ -210,8 +211,8 @@ def parse_dice(raw: str, side: str, key: str, *, minimum: int = 0) -> int | str:
         number = int(flat)
         if number < minimum:
             raise _fail(side, key, f"must be at least {minimum}, got {number}.")
-        if number > MAX_NUMBER:
-            raise _fail(side, key, f"{number} is far beyond any 40k profile (at most {MAX_NUMBER}).")
+        if number > limits.MAX_FLAT:
+            raise _fail(side, key, f"{number} is more than {limits.MAX_FLAT}.")
         return number
     if sides not in ("3", "6"):
         raise _fail(side, key, f"D{sides} is not a 40k dice; {hint}.")
@@ -219,8 +220,10 @@ def parse_dice(raw: str, side: str, key: str, *, minimum: int = 0) -> int | str:
     if n < 1:
         raise _fail(side, key, f"`{_show(raw)}` rolls no dice; {hint}.")
     bonus = int(plus) if plus else 0
-    if n > 100 or bonus > MAX_NUMBER:
-        raise _fail(side, key, f"`{_show(raw)}` is far beyond any 40k profile.")
+    if n > limits.MAX_DICE_PER_EXPRESSION:
+        raise _fail(side, key, f"`{_show(raw)}` rolls more than {limits.MAX_DICE_PER_EXPRESSION} dice.")
+    if bonus > limits.MAX_FLAT:
+        raise _fail(side, key, f"`{_show(raw)}` adds more than {limits.MAX_FLAT}.")
     return f"{n if n > 1 else ''}D{sides}" + (f"+{bonus}" if bonus else "")
 
 

@@ -1,0 +1,340 @@
+"""/sim: exact (or Monte Carlo) combat simulations, from catalog datasheets or ad-hoc profiles.
+
+Discord does not allow a command to be both invocable and a parent of subcommands, so this is a
+`/sim` group with two subcommands: `/sim unit` (datasheets from the catalog, with autocomplete) and
+`/sim custom` (profile strings such as `A=D6+2 BS=3 S=14 AP=-3 D=D6+2 kw="BLAST 2"`).
+
+Everything the user can get wrong (profile strings, unit and weapon names) is checked before the
+interaction is deferred, so those errors arrive as ephemeral messages. The engine's own refusals come
+after the deferral; then the public "thinking…" message is deleted first so the error is ephemeral too.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from typing import Any
+
+import discord
+from discord import app_commands
+from discord.app_commands import Choice
+from discord.ext import commands
+
+from bot.errors import UserError
+from bot.render.common import NO_MENTIONS, escape, truncate
+from bot.render.sim import PLOT_FILENAME, SimDescription, sim_embed, target_line, weapon_line
+from bot.sim_profiles import parse_attacker, parse_target
+from bot.sim_requests import (
+    ALL_MELEE,
+    ALL_RANGED,
+    SimOptions,
+    build_request,
+    datasheet_target,
+    engine_weapon,
+    select_weapons,
+    weapon_kind,
+)
+
+log = logging.getLogger("cogitator.sim")
+
+CUSTOM_SOURCE = "Ad-hoc profiles"
+AUTOCOMPLETE_MAX = 25
+PROFILE_MAX_CHARS = 1000
+
+EDITION_CHOICES = [
+    Choice(name="11th edition (current)", value="11e"),
+    Choice(name="10th edition", value="10e"),
+]
+METHOD_CHOICES = [
+    Choice(name="exact distribution", value="exact"),
+    Choice(name="Monte Carlo (100,000 trials)", value="montecarlo"),
+]
+REROLL_CHOICES = [
+    Choice(name="no re-roll", value="none"),
+    Choice(name="re-roll 1s", value="ones"),
+    Choice(name="re-roll failed rolls", value="failed"),
+    Choice(name="re-roll non-critical rolls (fish for crits)", value="non_critical"),
+]
+
+OPTION_DESCRIPTIONS = {
+    "half_range": "Target within half range (MELTA, RAPID FIRE)",
+    "stationary": "Attacker remained stationary (HEAVY)",
+    "charged": "Attacker charged this turn (LANCE)",
+    "cover": "Target has the benefit of cover",
+    "hit_mod": "Hit roll modifier (capped at ±1 by the rules)",
+    "wound_mod": "Wound roll modifier (capped at ±1 by the rules)",
+    "save_mod": "Save roll modifier",
+    "reroll_hits": "Re-roll hit rolls",
+    "reroll_wounds": "Re-roll wound rolls",
+    "edition": "Rules edition (default: this server's edition)",
+    "method": "Exact distribution (default) or Monte Carlo",
+}
+
+
+def _choice_name(text: str) -> str:
+    return truncate(text, 100)
+
+
+class Sim(commands.Cog):
+    sim = app_commands.Group(
+        name="sim", description="Simulate an attack: kills, damage and the odds of a wipe."
+    )
+
+    def __init__(self, bot: commands.Bot) -> None:
+        self.bot = bot
+
+    @property
+    def services(self) -> Any:
+        return self.bot.services  # type: ignore[attr-defined]
+
+    # ------------------------------------------------------------------ shared helpers
+    def _options(self, interaction: discord.Interaction, **values: Any) -> SimOptions:
+        edition = values.pop("edition", None) or self.services.guild_settings.edition(interaction.guild_id)
+        return SimOptions(edition=edition, **values)
+
+    def _edition_for_lookup(self, interaction: discord.Interaction) -> str:
+        chosen = getattr(interaction.namespace, "edition", None)
+        if chosen in ("10e", "11e"):
+            return chosen
+        return self.services.guild_settings.edition(interaction.guild_id)
+
+    def _datasheet(self, value: str, edition: str, option: str) -> Any:
+        """An autocomplete id, or a typed name resolved confidently; otherwise a UserError with candidates."""
+        text = (value or "").strip()
+        if not text:
+            raise UserError(f"Name a unit for `{option}`.", field=option)
+        catalog = self.services.catalog
+        entry = catalog.get(text) if ":datasheet:" in text else None
+        if entry is not None and entry.kind == "datasheet":
+            return entry
+        resolution = catalog.resolve(text, kind="datasheet", edition=edition)
+        if resolution.best is not None and resolution.confident:
+            return resolution.best
+        names = ", ".join(escape(hit.name) for hit in resolution.candidates[:5])
+        hint = f" Did you mean: {names}?" if names else " Pick one from the list as you type."
+        raise UserError(f"No datasheet matches `{escape(text[:60])}` for `{option}`.{hint}", field=option)
+
+    async def _run_and_reply(
+        self,
+        interaction: discord.Interaction,
+        request: dict[str, Any],
+        description: SimDescription,
+    ) -> None:
+        await interaction.response.defer(thinking=True)
+        try:
+            result, png = await self.services.simulation.run(request)
+        except Exception:
+            # After a public deferral the first follow-up would replace "thinking…" publicly; delete it
+            # so the central handler's follow-up is ephemeral like every other error.
+            try:
+                await interaction.delete_original_response()
+            except discord.HTTPException:
+                log.warning("could not delete the deferred /sim response")
+            raise
+        embed = sim_embed(result, request, description)
+        await interaction.followup.send(
+            embed=embed,
+            file=discord.File(io.BytesIO(png), filename=PLOT_FILENAME),
+            allowed_mentions=NO_MENTIONS,
+        )
+
+    # ------------------------------------------------------------------ /sim unit
+    @sim.command(name="unit", description="Simulate a catalog unit's weapons against a catalog unit.")
+    @app_commands.describe(
+        attacker="Attacking unit (datasheet)",
+        weapon="One weapon, or all ranged / all melee weapons (default: all ranged)",
+        models="Attacking models firing each weapon (default: the unit's minimum size)",
+        target="Target unit (datasheet)",
+        target_models="Models in the target unit (default: its minimum size)",
+        fnp="Target's Feel No Pain (default: read from its abilities when unconditional)",
+        **OPTION_DESCRIPTIONS,
+    )
+    @app_commands.choices(
+        reroll_hits=REROLL_CHOICES,
+        reroll_wounds=REROLL_CHOICES,
+        edition=EDITION_CHOICES,
+        method=METHOD_CHOICES,
+    )
+    async def unit(
+        self,
+        interaction: discord.Interaction,
+        attacker: app_commands.Range[str, 1, 100],
+        target: app_commands.Range[str, 1, 100],
+        weapon: app_commands.Range[str, 1, 100] | None = None,
+        models: app_commands.Range[int, 1, 100] | None = None,
+        target_models: app_commands.Range[int, 1, 100] | None = None,
+        half_range: bool = False,
+        stationary: bool = False,
+        charged: bool = False,
+        cover: bool = False,
+        hit_mod: app_commands.Range[int, -3, 3] = 0,
+        wound_mod: app_commands.Range[int, -3, 3] = 0,
+        save_mod: app_commands.Range[int, -3, 3] = 0,
+        reroll_hits: str = "none",
+        reroll_wounds: str = "none",
+        fnp: app_commands.Range[int, 2, 6] | None = None,
+        edition: str | None = None,
+        method: str = "exact",
+    ) -> None:
+        options = self._options(
+            interaction,
+            edition=edition,
+            method=method,
+            half_range=half_range,
+            stationary=stationary,
+            charged=charged,
+            cover=cover,
+            hit_modifier=hit_mod,
+            wound_modifier=wound_mod,
+            save_modifier=save_mod,
+            reroll_hits=reroll_hits,
+            reroll_wounds=reroll_wounds,
+        )
+        attacker_entry = self._datasheet(attacker, options.edition, "attacker")
+        target_entry = self._datasheet(target, options.edition, "target")
+        attacker_data = attacker_entry.data or {}
+        weapons, notes = select_weapons(list(attacker_data.get("weapons") or []), weapon)
+        count = models if models is not None else int(attacker_data.get("models_min") or 1)
+        volley = [{"models": count, "weapon": engine_weapon(w)} for w in weapons]
+        target_profile, _profile_name, target_notes = datasheet_target(
+            target_entry.data or {}, models=target_models, fnp=fnp
+        )
+        notes += target_notes
+        for entry in (attacker_entry, target_entry):
+            if entry.edition != options.edition:
+                notes.append(f"{entry.name}: {entry.edition} datasheet used with {options.edition} rules")
+        request = build_request(
+            volley, target_profile, options, attacker_keywords=list(attacker_data.get("keywords") or [])
+        )
+        sources = list(dict.fromkeys([attacker_entry.source, target_entry.source]))
+        description = SimDescription(
+            title=f"{attacker_entry.name} → {target_entry.name}",
+            attacker_lines=[weapon_line(g["models"], g["weapon"]) for g in volley],
+            target_line=target_line(target_entry.name, target_profile),
+            edition=options.edition,
+            source=" + ".join(sources),
+            options=options.describe(),
+            notes=notes,
+        )
+        await self._run_and_reply(interaction, request, description)
+
+    @unit.autocomplete("attacker")
+    @unit.autocomplete("target")
+    async def _datasheet_autocomplete(
+        self, interaction: discord.Interaction, current: str
+    ) -> list[Choice[str]]:
+        try:
+            hits = self.services.catalog.autocomplete(
+                current or "",
+                kind="datasheet",
+                edition=self._edition_for_lookup(interaction),
+                limit=AUTOCOMPLETE_MAX,
+            )
+        except Exception:  # autocomplete must answer something; the command itself reports real errors
+            log.exception("datasheet autocomplete failed")
+            return []
+        choices = []
+        for hit in hits[:AUTOCOMPLETE_MAX]:
+            label = (
+                f"{hit.name} ({hit.faction}, {hit.edition})" if hit.faction else f"{hit.name} ({hit.edition})"
+            )
+            value = hit.id if len(hit.id) <= 100 else hit.name[:100]
+            choices.append(Choice(name=_choice_name(label), value=value))
+        return choices
+
+    @unit.autocomplete("weapon")
+    async def _weapon_autocomplete(self, interaction: discord.Interaction, current: str) -> list[Choice[str]]:
+        choices = [
+            Choice(name="All ranged weapons", value=ALL_RANGED),
+            Choice(name="All melee weapons", value=ALL_MELEE),
+        ]
+        attacker = getattr(interaction.namespace, "attacker", None)
+        if not attacker:
+            return choices
+        try:
+            entry = self._datasheet(str(attacker), self._edition_for_lookup(interaction), "attacker")
+        except UserError:
+            return choices
+        except Exception:
+            log.exception("weapon autocomplete failed")
+            return choices
+        weapons = list((entry.data or {}).get("weapons") or [])
+        typed = (current or "").strip().lower()
+        if typed:
+            choices = [c for c in choices if typed in c.name.lower()]
+        for index, weapon in enumerate(weapons, start=1):
+            name = str(weapon.get("name", ""))
+            if typed and typed not in name.lower():
+                continue
+            kind = weapon_kind(weapon)
+            label = f"{name} ({kind}, A{weapon.get('A')} S{weapon.get('S')} AP{weapon.get('AP')} D{weapon.get('D')})"
+            value = name if len(name) <= 100 else f"#{index}"
+            choices.append(Choice(name=_choice_name(label), value=value))
+            if len(choices) >= AUTOCOMPLETE_MAX:
+                break
+        return choices[:AUTOCOMPLETE_MAX]
+
+    # ------------------------------------------------------------------ /sim custom
+    @sim.command(
+        name="custom",
+        description="Simulate ad-hoc profiles: attacker A=.. BS=.. S=.. AP=.. D=.., target T=..",
+    )
+    @app_commands.describe(
+        attacker='e.g. A=D6+2 BS=3 S=14 AP=-3 D=D6+2 kw="BLAST 2" models=1 (several weapons: separate with ;)',
+        target="e.g. T=5 Sv=4 W=4 inv=4 models=3 fnp=5",
+        **OPTION_DESCRIPTIONS,
+    )
+    @app_commands.choices(
+        reroll_hits=REROLL_CHOICES,
+        reroll_wounds=REROLL_CHOICES,
+        edition=EDITION_CHOICES,
+        method=METHOD_CHOICES,
+    )
+    async def custom(
+        self,
+        interaction: discord.Interaction,
+        attacker: app_commands.Range[str, 1, PROFILE_MAX_CHARS],
+        target: app_commands.Range[str, 1, PROFILE_MAX_CHARS],
+        half_range: bool = False,
+        stationary: bool = False,
+        charged: bool = False,
+        cover: bool = False,
+        hit_mod: app_commands.Range[int, -3, 3] = 0,
+        wound_mod: app_commands.Range[int, -3, 3] = 0,
+        save_mod: app_commands.Range[int, -3, 3] = 0,
+        reroll_hits: str = "none",
+        reroll_wounds: str = "none",
+        edition: str | None = None,
+        method: str = "exact",
+    ) -> None:
+        options = self._options(
+            interaction,
+            edition=edition,
+            method=method,
+            half_range=half_range,
+            stationary=stationary,
+            charged=charged,
+            cover=cover,
+            hit_modifier=hit_mod,
+            wound_modifier=wound_mod,
+            save_modifier=save_mod,
+            reroll_hits=reroll_hits,
+            reroll_wounds=reroll_wounds,
+        )
+        attack = parse_attacker(attacker)
+        defence = parse_target(target)
+        request = build_request(attack.volley, defence.target, options)
+        title_target = defence.name or "target"
+        description = SimDescription(
+            title=f"Custom attack → {title_target}",
+            attacker_lines=[weapon_line(g["models"], g["weapon"]) for g in attack.volley],
+            target_line=target_line(defence.name, defence.target),
+            edition=options.edition,
+            source=CUSTOM_SOURCE,
+            options=options.describe(),
+        )
+        await self._run_and_reply(interaction, request, description)
+
+
+async def setup(bot: commands.Bot) -> None:
+    await bot.add_cog(Sim(bot))
