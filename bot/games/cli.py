@@ -1,0 +1,64 @@
+"""`python -m bot game export --channel ID` (contract 4) and `game verify --channel ID`.
+
+Export prints the channel's game (the active one, else the last finished one) as one JSON document;
+with no game it prints `{"error": ...}` and exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from bot.config import Settings
+
+
+def _channel_id(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a channel id is a number, got {text[:40]!r}") from None
+    if not 0 < value < 2**64:
+        raise argparse.ArgumentTypeError(f"a channel id is a positive 64-bit number, got {value}")
+    return value
+
+
+def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
+    game = subparsers.add_parser("game", help="inspect tracked games in the state database")
+    sub = game.add_subparsers(dest="game_command", required=True)
+    export = sub.add_parser("export", help="print a channel's game as JSON")
+    export.add_argument("--channel", type=_channel_id, required=True, help="the Discord channel id")
+    export.set_defaults(func=cmd_export)
+    verify = sub.add_parser("verify", help="check that the stored state equals the replayed event log")
+    verify.add_argument("--channel", type=_channel_id, required=True, help="the Discord channel id")
+    verify.set_defaults(func=cmd_verify)
+
+
+def _store(settings: Settings):  # noqa: ANN202 - imported lazily so `--help` stays fast
+    from bot.games.store import GameStore
+
+    return GameStore(settings.db_path)
+
+
+def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
+    store = _store(settings)
+    try:
+        data = store.export(args.channel)
+    finally:
+        store.close()
+    if data is None:
+        print(json.dumps({"error": f"channel {args.channel} has no game", "field": "channel"}))
+        return 2
+    json.dump(data, sys.stdout, ensure_ascii=False)
+    sys.stdout.write("\n")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace, settings: Settings) -> int:
+    store = _store(settings)
+    try:
+        ok = store.verify(args.channel)
+    finally:
+        store.close()
+    print(json.dumps({"channel": args.channel, "consistent": ok}))
+    return 0 if ok else 1
