@@ -1,0 +1,157 @@
+"""`simulate(request) -> result`: contract 1 of /work/shared/DESIGN.md.
+
+Order of work: validate (engine.request) -> resolve each weapon group under the edition
+(engine.rules) -> refuse anything beyond engine.limits (before any heavy computation) -> run the exact
+or Monte Carlo engine -> assemble the result dict.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from engine import exact, limits, montecarlo
+from engine.errors import RequestError
+from engine.request import Request, validate
+from engine.rules import ResolvedGroup, resolve
+
+
+def prepare(raw: Any) -> tuple[Request, list[ResolvedGroup]]:
+    """Validate a request and resolve its weapon groups; raises RequestError, including for size."""
+    req = validate(raw)
+    groups = [resolve(g, req.target, req.context, req.attacker, req.edition) for g in req.groups]
+    check_size(req, groups)
+    return req, groups
+
+
+def _max_hits_per_die(g: ResolvedGroup) -> int:
+    return 1 + (g.sustained.size - 1 if g.sustained is not None and not g.auto_hit else 0)
+
+
+def check_size(req: Request, groups: list[ResolvedGroup]) -> None:
+    """Refuse requests whose work would exceed the documented limits (engine.limits)."""
+    dice_max = sum(g.models * (g.attacks_per_model.size - 1) for g in groups)
+    t = req.target
+    if req.method == "exact":
+        if dice_max > limits.MAX_ATTACK_DICE_EXACT:
+            raise RequestError(
+                f"up to {dice_max} attack dice is more than the exact engine's limit of "
+                f"{limits.MAX_ATTACK_DICE_EXACT}; use \"method\": \"montecarlo\"", "volley")
+        pending = req.edition.devastating_spills_after_volley and any(g.devastating for g in groups)
+        if pending and t.total_wounds > limits.MAX_TOTAL_WOUNDS_EXACT_10E_DEVASTATING:
+            raise RequestError(
+                f"10e DEVASTATING WOUNDS against {t.total_wounds} wounds is more than the exact engine's "
+                f"limit of {limits.MAX_TOTAL_WOUNDS_EXACT_10E_DEVASTATING}; use \"method\": \"montecarlo\"",
+                "target")
+        p = t.total_wounds + 1 if pending else 1
+        work = 0
+        for g in groups:
+            cmax = g.models * (g.attacks_per_model.size - 1)
+            n_max = cmax * _max_hits_per_die(g)
+            work += n_max * p * (t.models + 1) * t.wounds * (t.wounds + 1)
+            if g.devastating and (pending or g.fnp_mortal != g.fnp):
+                width = cmax - g.models * int(np.flatnonzero(g.attacks_per_model)[0]) + 1
+                work += (n_max + 1) ** 2 * width * 4 + n_max * n_max * p * (t.models + 1) * t.wounds
+        if work > limits.MAX_EXACT_WORK:
+            raise RequestError(
+                f"this volley is too large to compute exactly (estimated work {work:.2g} > "
+                f"{limits.MAX_EXACT_WORK:.2g}); use \"method\": \"montecarlo\"", "method")
+    else:
+        if dice_max > limits.MAX_ATTACK_DICE_MONTECARLO:
+            raise RequestError(
+                f"up to {dice_max} attack dice is more than the limit of {limits.MAX_ATTACK_DICE_MONTECARLO}",
+                "volley")
+        per_trial = sum(g.models * (g.attacks_per_model.size - 1) * _max_hits_per_die(g) for g in groups)
+        if per_trial * req.trials > limits.MAX_MONTECARLO_WORK:
+            raise RequestError(
+                f"{req.trials} trials of up to {per_trial} rolls each is more than the limit of "
+                f"{limits.MAX_MONTECARLO_WORK:.2g} rolls; use fewer trials", "trials")
+
+
+def hazard_pmf(req: Request, groups: list[ResolvedGroup]) -> np.ndarray:
+    """Mortal wounds the attacker suffers from hazard rolls: one roll per HAZARDOUS weapon, i.e. per
+    model of a HAZARDOUS group (10e seed Hazardous; 11e 24.15 and 06.03)."""
+    rolls = sum(g.models for g in groups if g.hazardous)
+    p_fail, mw = req.edition.hazard(req.attacker.keywords)
+    fails = exact._binom(rolls, p_fail)
+    out = np.zeros((fails.size - 1) * mw + 1)
+    out[::mw] = fails
+    return out
+
+
+def _pmf_list(p: np.ndarray) -> list[float]:
+    p = np.clip(np.asarray(p, dtype=float), 0.0, None)
+    return [float(x) for x in p]
+
+
+def _mean(p: np.ndarray) -> float:
+    return float(np.dot(np.arange(p.size), p))
+
+
+def _collect(groups: list[ResolvedGroup]) -> tuple[list[str], list[str], list[str]]:
+    applied, ignored, notes = [], [], []
+    for g in groups:
+        for src, dst in ((g.applied, applied), (g.ignored, ignored), (g.notes, notes)):
+            for item in src:
+                if item not in dst:
+                    dst.append(item)
+    return applied, ignored, notes
+
+
+def simulate(request: Any) -> dict[str, Any]:
+    """Run one contract-1 request (defaults applied here) and return the contract-1 result."""
+    req, groups = prepare(request)
+    applied, ignored, notes = _collect(groups)
+    hazard = hazard_pmf(req, groups)
+    k = req.target.models
+    if req.method == "exact":
+        r = exact.run(groups, req.target, req.edition.devastating_spills_after_volley)
+        killed, damage = r["killed"], r["damage"]
+        result = {
+            "edition": req.edition.code,
+            "method": "exact",
+            "stages": {key: float(v) for key, v in r["stages"].items()},
+            "models_killed": {"mean": _mean(killed), "pmf": _pmf_list(killed)},
+            "damage": {"mean": _mean(damage), "pmf": _pmf_list(damage)},
+            "p_wipe": float(killed[k]),
+        }
+    else:
+        rng = np.random.default_rng(req.seed)
+        trials = req.trials
+        r = montecarlo.run(groups, req.target, req.edition.devastating_spills_after_volley, trials, rng)
+        killed_pmf = np.bincount(r["killed"], minlength=k + 1) / trials
+        damage_pmf = np.bincount(r["damage"], minlength=req.target.total_wounds + 1) / trials
+        wiped = (r["killed"] == k).astype(float)
+        # The attacker's hazard rolls (independent of the target) are rolled too.
+        rolls = sum(g.models for g in groups if g.hazardous)
+        fail_max = req.edition.hazard_fail_max
+        _, mw = req.edition.hazard(req.attacker.keywords)
+        haz = (rng.integers(1, 7, (trials, rolls)) <= fail_max).sum(axis=1) * mw
+
+        def se(x: np.ndarray) -> float:
+            return float(np.std(x, ddof=1) / math.sqrt(trials)) if trials > 1 else float("nan")
+
+        result = {
+            "edition": req.edition.code,
+            "method": "montecarlo",
+            "stages": {key: float(v.mean()) for key, v in r["stages"].items()},
+            "models_killed": {"mean": float(r["killed"].mean()), "pmf": _pmf_list(killed_pmf)},
+            "damage": {"mean": float(r["damage"].mean()), "pmf": _pmf_list(damage_pmf)},
+            "p_wipe": float(wiped.mean()),
+            "standard_error": {
+                "stages": {key: se(v) for key, v in r["stages"].items()},
+                "models_killed": se(r["killed"].astype(float)),
+                "damage": se(r["damage"].astype(float)),
+                "p_wipe": se(wiped),
+                "attacker_mortal_wounds": se(haz.astype(float)),
+                "trials": trials,
+            },
+        }
+        hazard = np.bincount(haz.astype(np.int64), minlength=hazard.size) / trials
+    result["attacker_mortal_wounds"] = {"mean": _mean(hazard), "pmf": _pmf_list(hazard)}
+    result["ignored_keywords"] = ignored
+    result["applied_keywords"] = applied
+    result["notes"] = notes
+    return result

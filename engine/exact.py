@@ -1,0 +1,307 @@
+"""Exact distributions for a whole volley.
+
+Per weapon group:
+1. The outcome of one attack die is a small joint distribution over (n, m): n = attacks that reach
+   normal damage (failed saves, including LETHAL auto-wounds and SUSTAINED extra hits), m = DEVASTATING
+   critical wounds. Built from the exact hit/wound/save probabilities of engine.rules.
+2. Convolved over the attack dice and mixed over the random number of attack dice (the sum of every
+   model's A roll plus BLAST/RAPID FIRE/CLEAVE dice): sum_c P(c) * kernel^{*c}. One-dimensional when n
+   and m are allocated identically (the common case), otherwise a 2-D probability generating function
+   evaluated with an FFT on a grid that covers the whole support, so there is no aliasing.
+3. Allocation is a Markov chain over (models destroyed, wounds lost by the current model): each attack
+   that reaches damage rolls its damage (after MELTA and damage reduction, min 1), Feel No Pain per
+   wound, and the current model loses at most its remaining wounds - the excess is lost, and the
+   wounded model is always finished first. One step is a (W x W+1) matrix product on the state.
+   Devastating wounds follow the edition: 11e, after that group's normal damage, each critical wound
+   damages at most one model (the same chain, with the mortal-wound Feel No Pain); 10e, their mortal
+   wounds are collected on a pending axis and inflicted at the end of the volley, spilling over.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine import dice, limits
+from engine.profiles import Target
+from engine.rules import ResolvedGroup
+
+
+@dataclass
+class GroupDistribution:
+    """The joint (n, m) distribution for one group plus its expected stage counts."""
+
+    joint: np.ndarray  # 2-D, joint[n, m]; m axis has length 1 when there are no devastating wounds
+    collapsed: bool  # n and m are allocated identically: joint holds n+m along axis 0
+    attacks: float
+    hits: float
+    wounds: float
+    unsaved: float
+
+
+def loss_pmf(damage: np.ndarray, keep: float) -> np.ndarray:
+    """Wounds lost by one attack: damage D, then each wound is kept with probability `keep` (FNP)."""
+    if keep <= 0.0:
+        return damage
+    out = np.zeros(damage.size)
+    lose = 1.0 - keep
+    for d, p in enumerate(damage):
+        if p:
+            out[: d + 1] += p * _binom(d, lose)
+    return out
+
+
+def _binom(n: int, p: float) -> np.ndarray:
+    return dice.convolve_power(np.array([1.0 - p, p]), n)
+
+
+def per_die_kernel(g: ResolvedGroup, collapse_ok: bool) -> tuple[np.ndarray, dict[str, float], bool]:
+    """Joint (n, m) distribution of one attack die, its expected stage counts and whether collapsed."""
+    hp = np.array([0.0, 1.0, 0.0]) if g.auto_hit else g.hit_probs()
+    wp = g.wound_probs()
+    s = g.save_prob()
+    if g.devastating:
+        a, b = wp[1] * (1 - s), wp[2]
+    else:
+        a, b = (wp[1] + wp[2]) * (1 - s), 0.0
+    collapsed = collapse_ok or b == 0.0
+    if collapsed:  # one axis: n + m
+        rolled = np.array([1.0 - a - b, a + b])
+        auto = np.array([s, 1.0 - s])
+    else:
+        rolled = np.array([[1.0 - a - b, b], [a, 0.0]])
+        auto = np.array([[s, 0.0], [1.0 - s, 0.0]])
+    crit_first = auto if g.lethal else rolled
+    extra_hits = 0.0
+    if g.sustained is not None and not g.auto_hit:
+        extras = _mixture_power(rolled, g.sustained)
+        crit_out = _conv(crit_first, extras)
+        extra_hits = float(np.dot(np.arange(g.sustained.size), g.sustained))
+    else:
+        crit_out = crit_first
+    one = np.zeros((1,) * rolled.ndim)
+    one[(0,) * rolled.ndim] = 1.0
+    kernel = _add(_add(hp[0] * one, hp[1] * rolled), hp[2] * crit_out)
+    rolled_hits = hp[1] + hp[2] * extra_hits + (0.0 if g.lethal else hp[2])
+    stages = {
+        "hits": hp[1] + hp[2] * (1 + extra_hits),
+        "wounds": rolled_hits * (wp[1] + wp[2]) + (hp[2] if g.lethal else 0.0),
+        "unsaved": rolled_hits * (a + b) + (hp[2] * (1 - s) if g.lethal else 0.0),
+    }
+    return kernel, stages, collapsed
+
+
+def _add(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    shape = tuple(max(a, b) for a, b in zip(x.shape, y.shape, strict=True))
+    out = np.zeros(shape)
+    out[tuple(slice(0, n) for n in x.shape)] += x
+    out[tuple(slice(0, n) for n in y.shape)] += y
+    return out
+
+
+def _conv(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Full convolution of two small 1-D or 2-D arrays."""
+    if x.ndim == 1:
+        return np.convolve(x, y)
+    out = np.zeros((x.shape[0] + y.shape[0] - 1, x.shape[1] + y.shape[1] - 1))
+    for i, j in zip(*np.nonzero(y), strict=True):
+        out[i : i + x.shape[0], j : j + x.shape[1]] += y[i, j] * x
+    return out
+
+
+def _mixture_power(kernel: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """sum_c counts[c] * kernel^{*c} for small arrays (direct convolution)."""
+    one = np.zeros((1,) * kernel.ndim)
+    one[(0,) * kernel.ndim] = 1.0
+    power, acc = one, np.zeros((1,) * kernel.ndim)
+    for c, p in enumerate(counts):
+        if p:
+            acc = _add(acc, p * power)
+        if c + 1 < counts.size:
+            power = _conv(power, kernel)
+    return acc
+
+
+def count_pmf(g: ResolvedGroup) -> np.ndarray:
+    """Distribution of the group's attack dice: every model's A roll (plus extra dice) summed."""
+    return dice.convolve_power(g.attacks_per_model, g.models)
+
+
+def compound(counts: np.ndarray, kernel: np.ndarray) -> np.ndarray:
+    """Distribution of the sum of C i.i.d. draws from `kernel`, C ~ `counts` (exact)."""
+    cmin = int(np.flatnonzero(counts)[0])
+    cmax = counts.size - 1
+    if kernel.ndim == 1:
+        power = dice.convolve_power(kernel, cmin)
+        out = np.zeros(cmax * (kernel.size - 1) + 1)
+        for c in range(cmin, cmax + 1):
+            if counts[c]:
+                out[: power.size] += counts[c] * power
+            if c < cmax:
+                power = np.convolve(power, kernel)
+        return out
+    # 2-D: probability generating function on an FFT grid large enough for the whole support.
+    shape = (cmax * (kernel.shape[0] - 1) + 1, cmax * (kernel.shape[1] - 1) + 1)
+    f = np.fft.rfft2(kernel, s=shape)
+    h = np.full(f.shape, counts[cmax], dtype=complex)
+    for c in range(cmax - 1, cmin - 1, -1):
+        h = h * f + counts[c]
+    if cmin:
+        h = h * f**cmin
+    out = np.fft.irfft2(h, s=shape)
+    out[out < 1e-300] = 0.0
+    return out
+
+
+def group_distribution(g: ResolvedGroup, collapse_ok: bool) -> GroupDistribution:
+    kernel, stages, collapsed = per_die_kernel(g, collapse_ok)
+    counts = count_pmf(g)
+    attacks = float(np.dot(np.arange(counts.size), counts))
+    joint = compound(counts, kernel)
+    if joint.ndim == 1:
+        joint = joint[:, None]
+    return GroupDistribution(joint, collapsed, attacks, attacks * stages["hits"], attacks * stages["wounds"],
+                             attacks * stages["unsaved"])
+
+
+# --------------------------------------------------------------------------------------------------
+# Allocation chain. State array s[p, k, j]: p = pending 10e devastating mortal wounds (after FNP),
+# k = models destroyed (k == K: unit destroyed, only j == 0 used), j = wounds lost by the current model.
+# --------------------------------------------------------------------------------------------------
+
+
+def step_matrix(loss: np.ndarray, wounds: int) -> np.ndarray:
+    """(W, W+1) matrix: row j -> new wounds lost j' < W, or the last column = model destroyed."""
+    q = np.zeros(wounds + 1)
+    n = min(loss.size, wounds)
+    q[:n] = loss[:n]
+    tail = np.cumsum(loss[::-1])[::-1]  # tail[l] = P(L >= l)
+    m = np.zeros((wounds, wounds + 1))
+    for j in range(wounds):
+        m[j, j:wounds] = q[: wounds - j]
+        m[j, wounds] = tail[wounds - j] if wounds - j < loss.size else 0.0
+    return m
+
+
+def apply_step(s: np.ndarray, m: np.ndarray) -> np.ndarray:
+    k = s.shape[1] - 1
+    y = s[:, :k, :] @ m
+    out = np.zeros_like(s)
+    out[:, :k, :] = y[:, :, :-1]
+    out[:, 1:, 0] += y[:, :, -1]
+    out[:, k, 0] += s[:, k, 0]
+    return out
+
+
+def _alive(s: np.ndarray) -> float:
+    return float(s[:, :-1, :].sum())
+
+
+def _trim(p: np.ndarray) -> tuple[int, int]:
+    """Index range [lo, hi] outside of which the mass is negligible."""
+    c = np.cumsum(p)
+    total = c[-1]
+    lo = int(np.searchsorted(c, limits.TAIL_EPSILON))
+    hi = int(np.searchsorted(c, total - limits.TAIL_EPSILON))
+    return lo, min(hi, p.size - 1)
+
+
+def powers_mixture(s: np.ndarray, m: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """sum_t weights[t] * T^t s, stopping early once the unit is destroyed with certainty."""
+    lo, hi = _trim(weights)
+    x = s
+    for _ in range(lo):
+        x = apply_step(x, m)
+    out = np.zeros_like(s)
+    for t in range(lo, hi + 1):
+        out += weights[t] * x
+        if t < hi:
+            if _alive(x) < 1e-300:
+                out += weights[t + 1 : hi + 1].sum() * x
+                break
+            x = apply_step(x, m)
+    return out
+
+
+def _powers(s: np.ndarray, m: np.ndarray, count: int) -> list[np.ndarray]:
+    xs = [s]
+    for _ in range(count - 1):
+        xs.append(apply_step(xs[-1], m))
+    return xs
+
+
+def pending_conv(r: np.ndarray, mw: np.ndarray) -> np.ndarray:
+    """Add one critical wound's mortal wounds (distribution `mw`) to the pending axis, capped."""
+    cap = r.shape[0] - 1
+    out = np.zeros_like(r)
+    for loss, p in enumerate(mw):
+        if not p:
+            continue
+        if loss >= cap:
+            out[cap] += p * r.sum(axis=0)
+            continue
+        out[loss:cap] += p * r[: cap - loss]
+        out[cap] += p * r[cap - loss :].sum(axis=0)
+    return out
+
+
+def allocate_group(s: np.ndarray, gd: GroupDistribution, g: ResolvedGroup, target: Target,
+                   devastating_pending: bool) -> np.ndarray:
+    """Advance the state by one group's attacks (normal damage, then devastating per edition)."""
+    w = target.wounds
+    m_normal = step_matrix(loss_pmf(g.damage, g.fnp), w)
+    joint = gd.joint
+    if gd.collapsed or joint.shape[1] == 1:
+        return powers_mixture(s, m_normal, joint.sum(axis=1))
+    n_lo, n_hi = _trim(joint.sum(axis=1))
+    m_lo, m_hi = _trim(joint.sum(axis=0))
+    xs = _powers(s, m_normal, n_hi + 1)[n_lo:]
+    block = joint[n_lo : n_hi + 1, : m_hi + 1]
+    flat = np.stack([x.ravel() for x in xs])  # (n, state)
+    ys = (block.T @ flat).reshape((m_hi + 1,) + s.shape)  # ys[m] = sum_n P(n, m) T^n s
+    if devastating_pending:
+        mw = loss_pmf(g.damage, g.fnp_mortal)
+        r = ys[m_hi]
+        for mm in range(m_hi - 1, -1, -1):
+            r = pending_conv(r, mw) + ys[mm]
+        return r
+    m_mortal = step_matrix(loss_pmf(g.damage, g.fnp_mortal), w)
+    r = ys[m_hi]
+    for mm in range(m_hi - 1, -1, -1):
+        r = apply_step(r, m_mortal) + ys[mm]
+    return r
+
+
+def final_flat(s: np.ndarray, target: Target) -> np.ndarray:
+    """Distribution of k*W + j (wounds lost by the unit counting from a fresh unit), pending applied."""
+    w = target.wounds
+    k = s.shape[1] - 1
+    total = k * w
+    flat_idx = (np.arange(k + 1)[:, None] * w + np.arange(w)[None, :]).ravel()
+    out = np.zeros(total + 1)
+    for p in range(s.shape[0]):
+        idx = np.minimum(flat_idx + p, total)
+        out += np.bincount(idx, weights=s[p].ravel(), minlength=total + 1)
+    return out
+
+
+def run(groups: list[ResolvedGroup], target: Target, devastating_spills: bool) -> dict:
+    """Exact result pieces for a volley: stages, models-killed pmf, damage pmf."""
+    pending = devastating_spills and any(g.devastating for g in groups)
+    k, w = target.models, target.wounds
+    remaining = target.total_wounds
+    s = np.zeros((remaining + 1 if pending else 1, k + 1, w))
+    s[0, 0, target.wounds_lost] = 1.0
+    stages = {"attacks": 0.0, "hits": 0.0, "wounds": 0.0, "unsaved": 0.0}
+    for g in groups:
+        collapse_ok = not pending and g.fnp_mortal == g.fnp
+        gd = group_distribution(g, collapse_ok)
+        for key in stages:
+            stages[key] += getattr(gd, key)
+        s = allocate_group(s, gd, g, target, pending)
+    flat = final_flat(s, target)
+    flat = np.clip(flat, 0.0, None)
+    killed = np.bincount(np.arange(flat.size) // w, weights=flat, minlength=k + 1)[: k + 1]
+    damage = flat[target.wounds_lost :]
+    return {"stages": stages, "killed": killed, "damage": damage}

@@ -1,0 +1,51 @@
+"""Hard size limits, checked before any expensive work starts.
+
+Every request is validated against these numbers first (engine.request); anything beyond them is
+refused with a RequestError that names the field, so nothing can hang the bot. The exact engine's cost
+grows with (attack dice x hits per die) x (target models x wounds per model), so it has a tighter
+work budget than Monte Carlo, whose cost is linear in trials x attack dice.
+"""
+
+from __future__ import annotations
+
+# Dice expressions ("3D6+3"): only D3 and D6 exist in 40k profiles.
+DICE_FACES: tuple[int, ...] = (3, 6)
+MAX_DICE_PER_EXPRESSION = 10  # "10D6" is the most a dice expression may roll; "999D6" is refused
+MAX_FLAT = 200  # the largest constant (or "+N") in a dice expression
+
+# Weapon groups and profiles.
+MAX_GROUPS = 20  # weapon groups in one volley
+MAX_MODELS_PER_GROUP = 100  # attacking models carrying one weapon group
+MAX_KEYWORDS = 30
+MAX_KEYWORD_CHARS = 80
+MAX_NAME_CHARS = 120
+MAX_STRENGTH = 100
+MIN_AP = -10
+
+# Target.
+MAX_TARGET_MODELS = 100
+MAX_WOUNDS = 200  # per model (a Stompa has 40 in 11e)
+MAX_DAMAGE_REDUCTION = 10
+
+# Whole volley: maximum possible attack dice after BLAST/RAPID FIRE/CLEAVE.
+MAX_ATTACK_DICE_EXACT = 1_000
+MAX_ATTACK_DICE_MONTECARLO = 20_000
+
+# Exact engine work budget: sum over groups of (max unsaved results) x (target models + 1) x wounds^2,
+# a proxy for the allocation-chain matrix work. ~2e8 is about a second on one core.
+MAX_EXACT_WORK = 200_000_000
+# Exact engine with 10th-edition DEVASTATING WOUNDS keeps a pending-mortal-wounds axis (size = the
+# unit's remaining wounds); its work is multiplied by that size.
+MAX_TOTAL_WOUNDS_EXACT_10E_DEVASTATING = 400
+
+# Monte Carlo.
+DEFAULT_TRIALS = 100_000
+MAX_TRIALS = 1_000_000
+MAX_MONTECARLO_WORK = 2_000_000_000  # trials x max attack dice
+
+# Command line / batch.
+MAX_BATCH = 100  # requests in one JSON list
+MAX_INPUT_BYTES = 1_000_000
+
+# Probability mass below this is treated as zero when trimming distribution tails (exact engine).
+TAIL_EPSILON = 1e-17

@@ -1,0 +1,291 @@
+"""Resolve one weapon group against the target under an edition: the numbers every roll is checked
+against, and the roll-classification functions shared by the exact and the Monte Carlo engines.
+
+Both engines call the same `hit_category`/`wound_category`/`save_passes`/`*_reroll` functions on
+unmodified D6 results (exact: on all six faces; Monte Carlo: on sampled dice), so the rules live in
+one place and the engines differ only in how they combine probabilities.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine import dice
+from engine.editions import HIT_MODIFIER_CAP, SHARED_RULES, WOUND_MODIFIER_CAP, Edition, clamp, wound_needed
+from engine.profiles import Attacker, Context, Group, Target
+
+FAIL, HIT, CRIT = 0, 1, 2
+
+
+@dataclass
+class ResolvedGroup:
+    """Everything needed to roll one weapon group's attacks against the target."""
+
+    name: str
+    models: int
+    attacks_per_model: np.ndarray  # pmf of attack dice one model gathers (A + BLAST/RAPID FIRE/CLEAVE)
+    auto_hit: bool  # TORRENT / no BS: automatic hits, never critical (11e 01.05.01)
+    skill: int  # effective BS/WS after cover (11e), 2..6
+    hit_mod: int  # capped at +-1
+    crit_hit: int
+    hit_min_unmodified: int  # 11e INDIRECT FIRE: unmodified results below this fail (else 2)
+    reroll_hits: str | None
+    sustained: np.ndarray | None  # pmf of extra hits per critical hit
+    lethal: bool
+    wound_needed: int
+    wound_mod: int
+    crit_wound: int
+    reroll_wounds: str | None
+    devastating: bool
+    save_threshold: int  # lowest unmodified save roll that saves (>= 7: no save); a 1 always fails
+    damage: np.ndarray  # pmf of damage per attack after MELTA and damage reduction (min 1)
+    fnp: float  # probability one wound is NOT lost to normal damage
+    fnp_mortal: float  # probability one mortal wound is NOT lost
+    hazardous: bool
+    applied: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    # --- roll classification on unmodified results (arrays of ints 1..6) -----------------------
+    def hit_category(self, rolls: np.ndarray) -> np.ndarray:
+        r = np.asarray(rolls)
+        out = np.where(r + self.hit_mod >= self.skill, HIT, FAIL)
+        out = np.where(r >= self.crit_hit, CRIT, out)
+        out = np.where((r == 1) | (r < self.hit_min_unmodified), FAIL, out)
+        return out
+
+    def hit_reroll(self, rolls: np.ndarray) -> np.ndarray:
+        return _reroll_mask(self.reroll_hits, rolls, self.hit_category(rolls))
+
+    def wound_category(self, rolls: np.ndarray) -> np.ndarray:
+        r = np.asarray(rolls)
+        out = np.where(r + self.wound_mod >= self.wound_needed, HIT, FAIL)
+        out = np.where(r >= self.crit_wound, CRIT, out)
+        return np.where(r == 1, FAIL, out)
+
+    def wound_reroll(self, rolls: np.ndarray) -> np.ndarray:
+        return _reroll_mask(self.reroll_wounds, rolls, self.wound_category(rolls))
+
+    def save_passes(self, rolls: np.ndarray) -> np.ndarray:
+        r = np.asarray(rolls)
+        return (r != 1) & (r >= self.save_threshold)
+
+    # --- exact single-roll probabilities --------------------------------------------------------
+    def hit_probs(self) -> np.ndarray:
+        """P(fail), P(hit), P(critical hit) of one hit roll, re-rolls included."""
+        return _roll_probs(self.hit_category, self.hit_reroll)
+
+    def wound_probs(self) -> np.ndarray:
+        return _roll_probs(self.wound_category, self.wound_reroll)
+
+    def save_prob(self) -> float:
+        faces = np.arange(1, 7)
+        return float(self.save_passes(faces).mean())
+
+
+def _reroll_mask(policy: str | None, rolls: np.ndarray, category: np.ndarray) -> np.ndarray:
+    if policy is None:
+        return np.zeros(np.shape(rolls), dtype=bool)
+    if policy == "ones":
+        return np.asarray(rolls) == 1
+    if policy == "failed":
+        return category == FAIL
+    return category != CRIT  # "non_critical": fish for criticals
+
+
+def _roll_probs(category, reroll) -> np.ndarray:
+    faces = np.arange(1, 7)
+    cat = category(faces)
+    again = reroll(faces)
+    single = np.bincount(cat, minlength=3)[:3] / 6
+    kept = np.bincount(cat[~again], minlength=3)[:3] / 6
+    return kept + again.mean() * single
+
+
+def _fnp_keep(value: int | None) -> float:
+    """Probability a wound is not lost to a Feel No Pain X+ roll (11e 24.12)."""
+    return 0.0 if value is None else (7 - value) / 6
+
+
+def resolve(group: Group, target: Target, context: Context, attacker: Attacker, ed: Edition) -> ResolvedGroup:
+    """Apply the weapon's keywords, the context and the edition to one weapon group."""
+    w = group.weapon
+    tk = target.keywords
+    applied: list[str] = []
+    ignored: list[str] = []
+    notes: list[str] = []
+    active: dict[str, list] = {}
+    for kw in w.keywords:
+        if not kw.known:
+            ignored.append(kw.raw)
+            continue
+        if not kw.applies_to(tk):
+            notes.append(f"{w.name}: {kw.raw} does not apply against this target ({kw.condition}).")
+            continue
+        active.setdefault(kw.name, []).append(kw)
+
+    def take(name: str):
+        found = active.get(name)
+        if not found:
+            return None
+        if len(found) > 1:  # 11e 24.02: duplicated abilities are not cumulative; the attacker picks one
+            notes.append(f"{w.name}: {len(found)} instances of {name}; the best one is used (24.02).")
+        return found
+
+    def mark(kw_list) -> None:
+        applied.extend(k.raw for k in kw_list)
+
+    melee = w.melee
+    # ---- attack dice ---------------------------------------------------------------------------
+    per_model = w.attacks.pmf()
+    if kws := take("BLAST"):
+        values = [k.value.plus if k.value else None for k in kws]
+        extra = max(ed.blast_dice(v, target.models) for v in values)
+        if any(v is not None for v in values) and not ed.blast_uses_value:
+            notes.append(f"{w.name}: BLAST X is an 11e form; in 10e BLAST adds 1 attack per five models.")
+        per_model = dice.shift(per_model, extra)
+        mark(kws)
+    if kws := take("RAPID FIRE"):
+        if context.half_range:
+            best = max((k.value for k in kws), key=lambda d: d.mean)
+            per_model = np.convolve(per_model, best.pmf())
+        else:
+            notes.append(f"{w.name}: RAPID FIRE needs half range (context.half_range is false).")
+        mark(kws)
+    if kws := take("CLEAVE"):
+        extra = ed.cleave_dice(max(k.value.plus for k in kws), target.models)
+        if extra is None:
+            ignored.extend(k.raw for k in kws)
+            notes.append(f"{w.name}: CLEAVE is an 11e ability and is not modelled in 10e.")
+        else:
+            per_model = dice.shift(per_model, extra)
+            mark(kws)
+
+    # ---- hit roll ------------------------------------------------------------------------------
+    torrent = take("TORRENT")
+    auto_hit = w.skill is None or torrent is not None
+    if torrent:
+        mark(torrent)
+    skill = w.skill if w.skill is not None else 2
+    hit_mod = context.hit_modifier
+    reroll_hits = context.reroll_hits
+    hit_min = 2
+    cover = context.cover and not melee
+    if kws := take("IGNORES COVER"):
+        mark(kws)
+        if cover:
+            notes.append(f"{w.name}: IGNORES COVER - the target has no benefit of cover.")
+        cover_allowed = False
+    else:
+        cover_allowed = True
+    if kws := take("INDIRECT FIRE"):
+        if ed.models_indirect_fire and not melee:
+            mark(kws)
+            cover = cover_allowed  # 10.07: the target has the benefit of cover
+            if reroll_hits is not None:
+                notes.append(f"{w.name}: INDIRECT FIRE - hit rolls cannot be re-rolled (10.07).")
+            reroll_hits = None
+            hit_min = ed.indirect_min_unmodified(context.stationary)
+            if not auto_hit:
+                notes.append(f"{w.name}: INDIRECT FIRE - unmodified hit rolls of 1-{hit_min - 1} fail (10.07).")
+        else:
+            ignored.extend(k.raw for k in kws)
+            if not melee:
+                notes.append(f"{w.name}: INDIRECT FIRE is not modelled in 10e (it depends on visibility).")
+    cover = cover and cover_allowed
+    if kws := take("HEAVY"):
+        mark(kws)
+        if context.stationary and not melee:
+            hit_mod += 1
+    hit_mod = clamp(hit_mod, HIT_MODIFIER_CAP)
+    if cover and ed.cover_worsens_bs and not auto_hit:
+        skill = min(6, skill + 1)
+    sustained = None
+    if kws := take("SUSTAINED HITS"):
+        mark(kws)
+        best = max((k.value for k in kws), key=lambda d: d.mean)
+        sustained = best.pmf()
+    lethal = False
+    if kws := take("LETHAL HITS"):
+        mark(kws)
+        lethal = True
+    if auto_hit and (sustained is not None or lethal):
+        notes.append(f"{w.name}: automatic hits are never critical hits (01.05.01), so SUSTAINED/LETHAL HITS never trigger.")
+
+    # ---- wound roll ----------------------------------------------------------------------------
+    needed = wound_needed(w.strength, target.toughness)
+    wound_mod = context.wound_modifier
+    if kws := take("LANCE"):
+        mark(kws)
+        if context.charged:
+            wound_mod += 1
+    wound_mod = clamp(wound_mod, WOUND_MODIFIER_CAP)
+    crit_wound = context.critical_wound
+    if kws := take("ANTI"):
+        for k in kws:
+            if k.anti_keyword in tk:
+                crit_wound = min(crit_wound, k.threshold)
+                applied.append(k.raw)
+            else:
+                notes.append(f"{w.name}: {k.raw} - the target lacks {k.anti_keyword}.")
+    reroll_wounds = context.reroll_wounds
+    if kws := take("TWIN-LINKED"):
+        mark(kws)
+        if reroll_wounds in (None, "ones"):
+            reroll_wounds = "failed"
+    devastating = False
+    if kws := take("DEVASTATING WOUNDS"):
+        mark(kws)
+        devastating = True
+
+    # ---- save ----------------------------------------------------------------------------------
+    armour_mod = w.ap + context.save_modifier
+    if cover and ed.cover_improves_save:
+        if target.save <= 3 and w.ap == 0:
+            notes.append("Cover: a Save of 3+ or better gets no benefit of cover against AP 0 (10e).")
+        else:
+            armour_mod += 1
+    invuln_mod = context.save_modifier
+    if ed.save_improvement_cap is not None:
+        armour_mod = min(armour_mod, ed.save_improvement_cap)
+        invuln_mod = min(invuln_mod, ed.save_improvement_cap)
+    save_threshold = target.save - armour_mod  # Sv 7 (no save) can still be reached by +1 cover in 10e
+    if target.invulnerable is not None:
+        save_threshold = min(save_threshold, target.invulnerable - invuln_mod)
+    save_threshold = max(save_threshold, 2)
+
+    # ---- damage --------------------------------------------------------------------------------
+    dmg = w.damage.pmf()
+    if kws := take("MELTA"):
+        mark(kws)
+        if context.half_range:
+            best = max((k.value for k in kws), key=lambda d: d.mean)
+            dmg = np.convolve(dmg, best.pmf())
+        else:
+            notes.append(f"{w.name}: MELTA needs half range (context.half_range is false).")
+    if target.damage_reduction:
+        reduced = np.zeros(dmg.size)
+        for v, p in enumerate(dmg):
+            if p:
+                reduced[max(1, v - target.damage_reduction) if v else 0] += p
+        dmg = np.trim_zeros(reduced, "b")
+
+    hazardous = False
+    if kws := take("HAZARDOUS"):
+        mark(kws)
+        hazardous = True
+    if kws := take("PRECISION"):
+        mark(kws)
+        notes.append(f"{w.name}: PRECISION changes nothing against a single-profile target. {SHARED_RULES['PRECISION']}")
+
+    fnp = _fnp_keep(target.feel_no_pain)
+    fnp_m = max(fnp, _fnp_keep(target.feel_no_pain_mortal))
+    return ResolvedGroup(
+        name=w.name, models=group.models, attacks_per_model=per_model, auto_hit=auto_hit, skill=skill,
+        hit_mod=hit_mod, crit_hit=context.critical_hit, hit_min_unmodified=hit_min, reroll_hits=reroll_hits,
+        sustained=sustained, lethal=lethal, wound_needed=needed, wound_mod=wound_mod, crit_wound=crit_wound,
+        reroll_wounds=reroll_wounds, devastating=devastating, save_threshold=save_threshold, damage=dmg,
+        fnp=fnp, fnp_mortal=fnp_m, hazardous=hazardous, applied=applied, ignored=ignored, notes=notes,
+    )
