@@ -92,7 +92,9 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
 
 async def _run_bot(settings: Settings, shard_ids: list[int] | None, shard_count: int | None) -> int:
     from bot.client import CogitatorBot
+    from bot.endpoints import apply_endpoints
 
+    apply_endpoints()  # test hook: env-only Discord base URLs (see bot/endpoints.py); no-op in production
     if shard_ids and not shard_count:
         raise ConfigError("--shard-ids needs --shard-count")
     if shard_ids and shard_count and max(shard_ids) >= shard_count:
