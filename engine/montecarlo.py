@@ -14,6 +14,8 @@ import numpy as np
 from engine.profiles import Target
 from engine.rules import CRIT, FAIL, HIT, ResolvedGroup
 
+CHUNK_ELEMENTS = 4_000_000  # dice slots per chunk of trials: bounds memory to tens of MB
+
 
 def _sample(rng: np.random.Generator, pmf: np.ndarray, size) -> np.ndarray:
     cdf = np.cumsum(pmf)
@@ -21,12 +23,23 @@ def _sample(rng: np.random.Generator, pmf: np.ndarray, size) -> np.ndarray:
     return np.searchsorted(cdf, rng.random(size), side="right").astype(np.int64)
 
 
-def _roll(rng: np.random.Generator, n: int, category, reroll) -> np.ndarray:
-    rolls = rng.integers(1, 7, n)
-    again = reroll(rolls)
+def _tables(category, reroll) -> tuple[np.ndarray, np.ndarray]:
+    """Look-up tables (index = unmodified D6 result) built from the shared rule functions."""
+    faces = np.arange(1, 7)
+    cat = np.zeros(7, dtype=np.int8)
+    again = np.zeros(7, dtype=bool)
+    cat[1:] = category(faces)
+    again[1:] = reroll(faces)
+    return cat, again
+
+
+def _roll(rng: np.random.Generator, shape, category, reroll) -> np.ndarray:
+    cat, again = _tables(category, reroll)
+    rolls = rng.integers(1, 7, shape, dtype=np.int8)
     if again.any():
-        rolls[again] = rng.integers(1, 7, int(again.sum()))
-    return category(rolls)
+        redo = again[rolls]
+        rolls[redo] = rng.integers(1, 7, int(np.count_nonzero(redo)), dtype=np.int8)
+    return cat[rolls]
 
 
 def _damage_losses(rng: np.random.Generator, g: ResolvedGroup, n: int, keep: float) -> np.ndarray:
@@ -35,32 +48,56 @@ def _damage_losses(rng: np.random.Generator, g: ResolvedGroup, n: int, keep: flo
 
 
 def sample_group(rng: np.random.Generator, g: ResolvedGroup, trials: int) -> dict[str, np.ndarray]:
-    """Per-trial counts: attacks, hits, wounds, normal (reach damage), devastating critical wounds."""
+    """Per-trial counts: attacks, hits, wounds, normal (reach damage), devastating critical wounds.
+
+    Dense layout: (trials, attack dice, hits per die) arrays of small integers with masks for the
+    dice that exist, so every step is one vectorised operation."""
     per_model = _sample(rng, g.attacks_per_model, (trials, g.models))
     attacks = per_model.sum(axis=1)
-    die_trial = np.repeat(np.arange(trials), attacks)
-    n = die_trial.size
-    cat = np.full(n, HIT) if g.auto_hit else _roll(rng, n, g.hit_category, g.hit_reroll)
+    cmax = max(int(attacks.max(initial=0)), 1)
+    fixed = bool((attacks == cmax).all())
+    exists = None if fixed else np.arange(cmax)[None, :] < attacks[:, None]
+    if g.auto_hit:
+        cat = np.full((trials, cmax), HIT, dtype=np.int8)
+    else:
+        cat = _roll(rng, (trials, cmax), g.hit_category, g.hit_reroll)
+    if exists is not None:
+        cat *= exists
     crit = cat == CRIT
-    extra = np.zeros(n, dtype=np.int64)
-    if g.sustained is not None and not g.auto_hit and crit.any():
-        extra[crit] = _sample(rng, g.sustained, int(crit.sum()))
-    hits_per_die = (cat != FAIL).astype(np.int64) + extra
-    auto = crit if g.lethal else np.zeros(n, dtype=bool)
-    rolled_per_die = hits_per_die - auto
-    hit_trial = np.repeat(die_trial, rolled_per_die)
-    wcat = _roll(rng, hit_trial.size, g.wound_category, g.wound_reroll)
-    dev = (wcat == CRIT) if g.devastating else np.zeros(hit_trial.size, dtype=bool)
-    to_save = np.concatenate([hit_trial[(wcat != FAIL) & ~dev], die_trial[auto]])
-    saved = g.save_passes(rng.integers(1, 7, to_save.size))
-    return {
+    hits_per_die = (cat != FAIL).view(np.int8)
+    if g.sustained is not None and not g.auto_hit:
+        nz = np.flatnonzero(g.sustained)
+        if nz.size == 1:  # a constant X
+            hits_per_die = hits_per_die + crit.view(np.int8) * np.int8(nz[0])
+        else:
+            extra = _sample(rng, g.sustained, (trials, cmax)).astype(np.int8)
+            hits_per_die = hits_per_die + crit.view(np.int8) * extra
+    rolled = hits_per_die - crit.view(np.int8) if g.lethal else hits_per_die
+    hmax = max(int(rolled.max(initial=0)), 1)
+    wcat = _roll(rng, (trials, cmax, hmax), g.wound_category, g.wound_reroll)
+    if hmax > 1 or exists is not None or g.lethal:
+        wcat *= np.arange(hmax, dtype=np.int8)[None, None, :] < rolled[:, :, None]
+    save_table = np.zeros(7, dtype=bool)
+    save_table[1:] = g.save_passes(np.arange(1, 7))
+    if g.devastating:
+        dev = wcat == CRIT
+        wounded_normal = wcat == HIT
+    else:
+        dev = None
+        wounded_normal = wcat != FAIL
+    unsaved = wounded_normal & ~save_table[rng.integers(1, 7, wcat.shape, dtype=np.int8)]
+    out = {
         "attacks": attacks,
-        "hits": np.bincount(die_trial, weights=hits_per_die, minlength=trials),
-        "wounds": np.bincount(hit_trial, weights=wcat != FAIL, minlength=trials)
-        + np.bincount(die_trial, weights=auto, minlength=trials),
-        "normal": np.bincount(to_save[~saved], minlength=trials),
-        "devastating": np.bincount(hit_trial[dev], minlength=trials),
+        "hits": hits_per_die.sum(axis=1, dtype=np.int64),
+        "wounds": np.count_nonzero(wcat, axis=(1, 2)),
+        "normal": np.count_nonzero(unsaved, axis=(1, 2)),
+        "devastating": np.count_nonzero(dev, axis=(1, 2)) if dev is not None else np.zeros(trials, dtype=np.int64),
     }
+    if g.lethal and not g.auto_hit:  # critical hits wound automatically, then roll saves
+        out["wounds"] = out["wounds"] + np.count_nonzero(crit, axis=1)
+        auto_unsaved = crit & ~save_table[rng.integers(1, 7, crit.shape, dtype=np.int8)]
+        out["normal"] = out["normal"] + np.count_nonzero(auto_unsaved, axis=1)
+    return out
 
 
 def _allocate(rng, g: ResolvedGroup, counts: np.ndarray, killed, lost, models: int, wounds: int, keep: float):
@@ -78,7 +115,21 @@ def _allocate(rng, g: ResolvedGroup, counts: np.ndarray, killed, lost, models: i
 
 def run(groups: list[ResolvedGroup], target: Target, devastating_spills: bool, trials: int,
         rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """Per-trial outcomes for the volley: stage counts, models killed and wounds lost."""
+    """Per-trial outcomes for the volley (in chunks that bound memory): stage counts, killed, damage."""
+    per_trial = sum(g.models * (g.attacks_per_model.size - 1) * (g.sustained.size if g.sustained is not None else 1)
+                    for g in groups)
+    chunk = max(1, min(trials, CHUNK_ELEMENTS // max(per_trial, 1)))
+    parts = [_run_chunk(groups, target, devastating_spills, min(chunk, trials - i), rng)
+             for i in range(0, trials, chunk)]
+    return {
+        "stages": {key: np.concatenate([p["stages"][key] for p in parts]) for key in parts[0]["stages"]},
+        "killed": np.concatenate([p["killed"] for p in parts]),
+        "damage": np.concatenate([p["damage"] for p in parts]),
+    }
+
+
+def _run_chunk(groups: list[ResolvedGroup], target: Target, devastating_spills: bool, trials: int,
+               rng: np.random.Generator) -> dict[str, np.ndarray]:
     k, w = target.models, target.wounds
     killed = np.zeros(trials, dtype=np.int64)
     lost = np.full(trials, target.wounds_lost, dtype=np.int64)
