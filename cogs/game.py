@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Literal
 
 import discord
@@ -37,6 +38,15 @@ def store_of(interaction: discord.Interaction) -> GameStore:
 def _escaped(error: UserError) -> UserError:
     """Refusals quote user text (unit names): neutralise Markdown and mentions before showing them."""
     return UserError(escape(str(error)), field=error.field)
+
+
+@contextmanager
+def escaped_errors() -> Iterator[None]:
+    """For cog code that raises refusals quoting user text directly."""
+    try:
+        yield
+    except UserError as error:
+        raise _escaped(error) from None
 
 
 async def act(interaction: discord.Interaction, command: Callable[..., Outcome], *args: Any, **kwargs: Any) -> Result:

@@ -21,7 +21,16 @@ from bot.games import rules
 from bot.games.model import GameState, normalise_name
 from bot.render import game as render
 from bot.render.common import NO_MENTIONS
-from cogs.game import act, canonical_unit, catalog_or_none, current_state, reply, store_of, unit_choices
+from cogs.game import (
+    act,
+    canonical_unit,
+    catalog_or_none,
+    current_state,
+    escaped_errors,
+    reply,
+    store_of,
+    unit_choices,
+)
 
 log = logging.getLogger("cogitator.game")
 
@@ -49,11 +58,10 @@ async def any_unit_ac(interaction: discord.Interaction, current: str) -> list[ap
 async def _named(interaction: discord.Interaction, raw: str, *, enemy: bool) -> str:
     """Canonical unit name for the invoker's (or their opponent's) side; unknown players are refused later."""
     state = await current_state(interaction)
-    me = state.player_index(interaction.user.id)
-    if me is None:
-        gc.require_player(state, interaction.user.id)
-    owner = 1 - me if enemy else me
-    return await canonical_unit(interaction, state, owner, rules.clean_name(raw))
+    with escaped_errors():
+        me = gc.require_player(state, interaction.user.id)
+        owner = 1 - me if enemy else me
+        return await canonical_unit(interaction, state, owner, rules.clean_name(raw))
 
 
 async def stratagem_spec(interaction: discord.Interaction, state: GameState, raw: str,
@@ -163,17 +171,18 @@ class GameResources(commands.Cog):
                         force: bool = False, extra: bool = False,
                         cost: app_commands.Range[int, 0, 20] | None = None) -> None:
         state = await current_state(interaction)
-        gc.require_player(state, interaction.user.id)
-        spec = await stratagem_spec(interaction, state, name, cost)
-        target = None
-        if unit is not None:
-            me = state.player_index(interaction.user.id)
-            cleaned = rules.clean_name(unit)
-            try:
-                gc.resolve_unit(state, 1 - me, cleaned, create=False)
-                target = cleaned
-            except UserError:
-                target = await canonical_unit(interaction, state, me, cleaned)
+        with escaped_errors():
+            gc.require_player(state, interaction.user.id)
+            spec = await stratagem_spec(interaction, state, name, cost)
+            target = None
+            if unit is not None:
+                me = state.player_index(interaction.user.id)
+                cleaned = rules.clean_name(unit)
+                try:
+                    gc.resolve_unit(state, 1 - me, cleaned, create=False)
+                    target = cleaned
+                except UserError:
+                    target = await canonical_unit(interaction, state, me, cleaned)
         await reply(interaction, await act(interaction, gc.use_stratagem, interaction.user.id, spec, target,
                                            force=force, extra=extra, cost=cost))
 

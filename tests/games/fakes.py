@@ -86,7 +86,7 @@ class FakeCatalog:
 
     def _hits(self, query: str, pool: list[Entry], limit: int) -> list[Hit]:
         found = process.extract(query.casefold(), {i: e.name.casefold() for i, e in enumerate(pool)},
-                                scorer=fuzz.WRatio, limit=limit)
+                                scorer=fuzz.WRatio, limit=limit, score_cutoff=60)
         return [Hit(pool[i].id, pool[i].kind, pool[i].name, pool[i].edition, pool[i].source, score, pool[i].faction)
                 for _, score, i in found]
 
