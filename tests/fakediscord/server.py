@@ -317,6 +317,9 @@ class FakeDiscord:
         rec = Recorded(time.monotonic(), request.method, path, dict(request.query), body, files,
                        peer_port=peer[1] if peer else None, authorization=request.headers.get("Authorization"))
         self.requests.append(rec)
+        m = re.fullmatch(r"/interactions/(\d+)/[^/]+/callback", path)
+        if m and int(m.group(1)) in self.interactions:
+            self.interactions[int(m.group(1))].attempts.append(rec)  # rate-limited attempts count too
         try:
             limited = self._take_rate_limit(request.method, path)
             if limited is not None:
@@ -401,7 +404,6 @@ class FakeDiscord:
         record = self.interactions.get(interaction_id)
         if record is None or record.token != token:
             return _error(404, 10062, "Unknown interaction")
-        record.attempts.append(rec)
         if record.callbacks:
             return _error(400, 40060, "Interaction has already been acknowledged.")
         if rec.at - record.sent_at > self.callback_deadline:
@@ -462,7 +464,12 @@ class FakeDiscord:
             problems = message_problems(body)
             if problems:
                 return _error(400, 50035, "Invalid Form Body", problems)
-            message = self._store_message(P.snowflake(), record, body, files)
+            original = self.messages.get(record.original_message_id or 0)
+            if record.callback.type == 5 and original is not None and int(original.get("flags") or 0) & P.LOADING:
+                # Discord: the first follow-up after a deferral replaces the "thinking…" message.
+                message = self._store_message(int(original["id"]), record, body, files)
+            else:
+                message = self._store_message(P.snowflake(), record, body, files)
             record.followups.append(dict(body, _message_id=message["id"], _files=sorted(files)))
             record.files |= files
             return _json(message)

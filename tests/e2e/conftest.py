@@ -1,0 +1,68 @@
+"""Fixtures for whole-process tests: a fake Discord and the real `python -m bot run` against it.
+
+Tests here are synchronous: the fake runs its own event loop in a thread, the bot runs in a
+subprocess, and the test thread drives both with blocking calls.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.botproc import REPO, BotProcess
+from tests.fakediscord import FakeDiscord, FakeDiscordError
+
+
+@pytest.fixture(scope="session")
+def e2e_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """COGITATOR_DATA shared by every bot process of the run, as on one host (the catalog builds once)."""
+    return tmp_path_factory.mktemp("e2e-data")
+
+
+def start_bots(fake: FakeDiscord, bots: list[BotProcess]) -> None:
+    """Start the processes and make the fake give up early (with the logs) if one of them dies."""
+    def watchdog() -> str | None:
+        for bot in bots:
+            if not bot.alive():
+                return f"{bot.name} exited with {bot.proc.returncode if bot.proc else '?'}:\n{bot.log_text()}"
+        return None
+
+    fake.watchdog = watchdog  # type: ignore[method-assign]
+    for bot in bots:
+        bot.start()
+
+
+@pytest.fixture(scope="module")
+def single(tmp_path_factory: pytest.TempPathFactory, e2e_data_dir: Path) -> Iterator[tuple[FakeDiscord, BotProcess]]:
+    """One fake Discord and one unsharded bot, connected and with its commands synced."""
+    workdir = tmp_path_factory.mktemp("single")
+    fake = FakeDiscord().start()
+    bot = BotProcess(fake, workdir, data=e2e_data_dir)
+    try:
+        start_bots(fake, [bot])
+        fake.wait_for_commands()
+        fake.wait_for_sessions([(0, 1)])
+        yield fake, bot
+    finally:
+        bot.stop()
+        fake.stop()
+
+
+def dump_on_failure(bot: BotProcess) -> str:
+    return f"\n--- {bot.name} log tail ---\n{bot.log_text()}"
+
+
+def export_game(db: Path, data: Path, channel_id: int) -> dict[str, Any]:
+    """Contract 4, from another process while the bot may still be running (WAL readers)."""
+    env = {"COGITATOR_DB": str(db), "COGITATOR_DATA": str(data), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-m", "bot", "game", "export", "--channel", str(channel_id)],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        raise FakeDiscordError(f"game export failed ({done.returncode}): {done.stdout} {done.stderr}")
+    return json.loads(done.stdout)
