@@ -1,0 +1,1 @@
+"""Importers turn one source format into catalog entries; they never touch the database themselves."""

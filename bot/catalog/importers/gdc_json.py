@@ -1,0 +1,340 @@
+"""game-datacards JSON: faction files (datasheets, stratagems, enhancements, army and detachment rules)
+and `core_rules.json`, the complete numbered 11th-edition core rules (English text under `en`).
+
+Everything is parsed and validated before anything is written; a bad file raises CatalogImportError
+with the file, the line (from the JSON decoder, or of the offending record) and the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from bot.catalog.importers.common import MAX_JSON_BYTES, line_of, printed_keyword, read_text
+from bot.catalog.markdown import html_to_markdown
+from bot.catalog.model import CatalogImportError, Entry, make_id, slug
+
+Batches = dict[str, tuple[str, str | None, list[Entry]]]
+
+
+def _en(value: Any) -> str:
+    """A localised field: {"en": "..."} -> "..."; plain strings pass through."""
+    if isinstance(value, dict):
+        value = value.get("en", "")
+    return value if isinstance(value, str) else ""
+
+
+def _edition(source: Any, path: Path) -> str:
+    m = re.search(r"(10|11)e", str(source or ""))
+    if not m:
+        raise CatalogImportError(str(path), 1, f"unknown 'source' {str(source)[:40]!r}: expected 40k-10e or 40k-11e")
+    return f"{m.group(1)}e"
+
+
+def load_path(path: Path) -> Batches:
+    """A single JSON file, or every *.json in a folder (e.g. the gdc export with core_rules.json)."""
+    path = Path(path)
+    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+    if not files:
+        raise CatalogImportError(str(path), None, "no .json files here")
+    batches: Batches = {}
+    for file in files:
+        name, batch = load_file(file)
+        batches[name] = batch
+    return batches
+
+
+def load_file(path: Path) -> tuple[str, tuple[str, str | None, list[Entry]]]:
+    text = read_text(path, MAX_JSON_BYTES)
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CatalogImportError(str(path), exc.lineno, f"invalid JSON: {exc.msg}") from exc
+    if not isinstance(doc, dict):
+        raise CatalogImportError(str(path), 1, "expected a JSON object at the top level")
+    if "sections" in doc:
+        entries = _core_rules(doc, path, text)
+        return "gdc:core-rules", ("game-datacards core rules", str(path), entries)
+    if "datasheets" in doc or "stratagems" in doc:
+        entries, faction = _faction(doc, path, text)
+        return f"gdc:{slug(faction)}", (f"game-datacards {faction}", str(path), entries)
+    raise CatalogImportError(str(path), 1, "neither a core rules file ('sections') nor a faction file "
+                                           "('datasheets'/'stratagems')")
+
+
+# ---------------------------------------------------------------------------------------------
+# Core rules
+
+
+def _core_rules(doc: dict, path: Path, text: str) -> list[Entry]:
+    edition = _edition(doc.get("source"), path)
+    source = "game-datacards core rules" + (f" ({doc['updated'][:10]})" if isinstance(doc.get("updated"), str) else "")
+    sections = doc.get("sections")
+    if not isinstance(sections, list):
+        raise CatalogImportError(str(path), line_of(text, '"sections"'), "'sections' must be a list")
+    entries: dict[str, Entry] = {}
+    for s_i, section in enumerate(sections):
+        if not isinstance(section, dict) or not isinstance(section.get("containers"), list):
+            raise CatalogImportError(str(path), line_of(text, str((section or {}).get("id", ""))),
+                                     f"sections[{s_i}] has no 'containers' list")
+        section_name = _en(section.get("name"))
+        for c_i, container in enumerate(section["containers"]):
+            where = line_of(text, str(container.get("id", ""))) if isinstance(container, dict) else None
+            if not isinstance(container, dict):
+                raise CatalogImportError(str(path), where, f"sections[{s_i}].containers[{c_i}] is not an object")
+            title = _en(container.get("title")).strip()
+            number = _en(container.get("subTitle")).strip() or None
+            ctype = container.get("type")
+            if not title:
+                raise CatalogImportError(str(path), where, f"sections[{s_i}].containers[{c_i}] has no English title")
+            if ctype == "stratagem":
+                continue  # gdc only references core stratagems by id; their text comes from the seed pages
+            parts: list[str] = []
+            subrules: list[tuple[str, str, str]] = []
+            if ctype == "behaviourType" and isinstance(container.get("behaviour"), dict):
+                parts.append(_behaviour_text(container["behaviour"]))
+            for comp in sorted(container.get("components") or [], key=lambda c: c.get("order", 0)):
+                kind = comp.get("type")
+                if kind == "text":
+                    parts.append(html_to_markdown(_en(comp.get("text"))))
+                elif kind == "header" and _en(comp.get("text") or comp.get("title")):
+                    parts.append(f"**{_en(comp.get('text') or comp.get('title'))}**")
+                elif kind == "accordion":
+                    a_title = _en(comp.get("title"))
+                    m = re.match(r"^\s*(\d+(?:\.\d+)+)\s*-\s*(.+)$", a_title)
+                    if m:
+                        a_number = ".".join(f"{int(p):02d}" for p in m.group(1).split("."))
+                        subrules.append((a_number, m.group(2).strip(), html_to_markdown(_en(comp.get("text")))))
+                    elif a_title:
+                        parts.append(f"**{a_title}**\n{html_to_markdown(_en(comp.get('text')))}")
+            if subrules:
+                parts.append("**See also:** " + "; ".join(f"{n} {t}" for n, t, _ in subrules))
+            body = "\n\n".join(p for p in parts if p).strip()
+            name = _display(title)
+            data = {"title": title, "number": number, "section": section_name}
+            if ctype == "introduction":
+                data["introduction"] = True
+            if body:
+                eid = make_id(edition, "rule", "gdc.core", f"{number or ''} {name}")
+                entries[eid] = Entry(eid, "rule", name, edition, None, source, body, data)
+            for a_number, a_title, a_text in subrules:
+                eid = make_id(edition, "rule", "gdc.core", f"{a_number} {a_title}")
+                entries[eid] = Entry(eid, "rule", a_title, edition, None, source, a_text,
+                                     {"title": a_title, "number": a_number, "section": section_name,
+                                      "parent": f"{number} {name}" if number else name})
+    if not entries:
+        raise CatalogImportError(str(path), None, "no rules with English text found")
+    return list(entries.values())
+
+
+_BEHAVIOUR_ORDER = [("maximumDistance", "MAXIMUM DISTANCE"), ("setupDistance", "SET-UP DISTANCE"),
+                    ("eligibleIf", "ELIGIBLE IF"), ("effect", "EFFECT"), ("beforeMoving", "BEFORE MOVING"),
+                    ("whileMoving", "WHILE MOVING"), ("afterMoving", "AFTER MOVING"),
+                    ("whileShooting", "WHILE SHOOTING"), ("afterShooting", "AFTER SHOOTING")]
+
+
+def _behaviour_text(behaviour: dict) -> str:
+    lines = []
+    for key, label in _BEHAVIOUR_ORDER:
+        value = html_to_markdown(_en(behaviour.get(key)))
+        if value:
+            lines.append(f"**{label}:** {value}")
+    return "\n\n".join(lines)
+
+
+def _display(title: str) -> str:
+    """"[LETHAL HITS]" -> "Lethal Hits"; other titles as printed."""
+    if title.startswith("[") and title.endswith("]"):
+        inner = title[1:-1]
+        return " ".join(w[:1].upper() + w[1:].lower() for w in inner.split(" "))
+    return title
+
+
+# ---------------------------------------------------------------------------------------------
+# Faction files
+
+
+def _faction(doc: dict, path: Path, text: str) -> tuple[list[Entry], str]:
+    faction = doc.get("name")
+    if not isinstance(faction, str) or not faction.strip():
+        raise CatalogImportError(str(path), line_of(text, '"name"'), "faction file has no 'name'")
+    edition = _edition(doc.get("source"), path)
+    source = f"game-datacards {faction}"
+    scope = "gdc." + slug(faction)
+    entries: dict[str, Entry] = {}
+
+    def add(entry: Entry) -> None:
+        entries.setdefault(entry.id, entry)
+
+    rules = doc.get("rules") or {}
+    for rule in rules.get("army") or []:
+        name = _en(rule.get("name"))
+        body = "\n\n".join(html_to_markdown(_en(r.get("text"))) for r in rule.get("rules") or [])
+        if name and body:
+            add(Entry(make_id(edition, "rule", scope, name), "rule", name, edition, faction, source, body,
+                      {"title": name, "army_rule": True}))
+    for det in rules.get("detachment") or []:
+        for rule in det.get("rules") or []:
+            name = _en(rule.get("name"))
+            body = "\n\n".join(html_to_markdown(_en(r.get("text"))) for r in rule.get("rules") or [])
+            if name and body:
+                add(Entry(make_id(edition, "detachment", f"{scope}.{slug(det.get('detachment', ''))}", name),
+                          "detachment", name, edition, faction, source, body,
+                          {"detachment": det.get("detachment"), "rule": body}))
+
+    for i, s in enumerate(doc.get("stratagems") or []):
+        if isinstance(s, dict):
+            s = {k: (_en(v) if isinstance(v, dict) and "en" in v else v) for k, v in s.items()}
+        if not isinstance(s, dict) or not isinstance(s.get("name"), str) or not s["name"].strip():
+            raise CatalogImportError(str(path), line_of(text, str((s or {}).get("id", ""))) if isinstance(s, dict)
+                                     else None, f"stratagems[{i}] has no name")
+        fields = {k: html_to_markdown(str(s.get(k) or "")) for k in ("when", "target", "effect", "restrictions")}
+        try:
+            cp = int(s.get("cost"))
+        except (TypeError, ValueError):
+            raise CatalogImportError(str(path), line_of(text, str(s.get("id", ""))),
+                                     f"stratagems[{i}] ({s['name']}) has a non-numeric cost {s.get('cost')!r}") from None
+        detachment = s.get("detachment")
+        stype = str(s.get("type") or "")
+        data = {"cp": cp, "cp_extra": [], "category": detachment or "Core", "detachment": detachment, "type": stype,
+                "turn": {"your": "your", "opponents": "opponent", "opponent": "opponent"}.get(
+                    str(s.get("turn") or "").lower(), "either"),
+                "phase": "/".join(s.get("phase") or []) or "any", **fields, "fluff": s.get("fluff") or ""}
+        parts = ([f"*{data['fluff']}*"] if data["fluff"] else []) + [
+            f"**{k.upper()}:** {v}" for k, v in fields.items() if v]
+        name = s["name"].strip()
+        add(Entry(make_id(edition, "stratagem", f"{scope}.{slug(detachment or 'core')}", name), "stratagem", name,
+                  edition, faction, source, "\n\n".join(parts), data))
+
+    for i, e in enumerate(doc.get("enhancements") or []):
+        if isinstance(e, dict):
+            e = {k: (_en(v) if isinstance(v, dict) and "en" in v else v) for k, v in e.items()}
+        if not isinstance(e, dict) or not isinstance(e.get("name"), str) or not e["name"].strip():
+            raise CatalogImportError(str(path), None, f"enhancements[{i}] has no name")
+        body = html_to_markdown(str(e.get("description") or ""))
+        cost = int(e["cost"]) if str(e.get("cost", "")).isdigit() else None
+        add(Entry(make_id(edition, "enhancement", f"{scope}.{slug(e.get('detachment') or '')}", e["name"]),
+                  "enhancement", e["name"], edition, faction, source, body,
+                  {"cost": cost, "detachment": e.get("detachment"), "rule": body}))
+
+    weapons: dict[str, list[dict]] = {}
+    weapon_users: dict[str, list[str]] = {}
+    for i, ds in enumerate(doc.get("datasheets") or []):
+        if isinstance(ds, dict):
+            ds = _localised(ds)
+        where = line_of(text, str(ds.get("id", ""))) if isinstance(ds, dict) else None
+        if not isinstance(ds, dict) or not isinstance(ds.get("name"), str) or not ds["name"].strip():
+            raise CatalogImportError(str(path), where, f"datasheets[{i}] has no name")
+        if not isinstance(ds.get("stats", []), list):
+            raise CatalogImportError(str(path), where, f"datasheets[{i}] ({ds['name']}): 'stats' must be a list")
+        sheet = _datasheet(ds, path, where)
+        for w in sheet["weapons"]:
+            base = w.get("weapon") or w["name"]
+            weapons.setdefault(base, [])
+            if w not in weapons[base]:
+                weapons[base].append(w)
+            weapon_users.setdefault(base, []).append(ds["name"])
+        for a in sheet["abilities"]:
+            if a["type"] == "datasheet" and a["text"]:
+                add(Entry(make_id(edition, "ability", scope, a["name"]), "ability", a["name"], edition, faction,
+                          source, a["text"], {"datasheets": [ds["name"]]}))
+        eid = make_id(edition, "datasheet", scope, ds["name"])
+        if eid in entries:
+            eid = make_id(edition, "datasheet", scope, f"{ds['name']} {ds.get('id', i)}")
+        add(Entry(eid, "datasheet", ds["name"].strip(), edition, faction, source, _sheet_text(sheet), sheet))
+    for base, profiles in weapons.items():
+        add(Entry(make_id(edition, "weapon", scope, base), "weapon", base, edition, faction, source,
+                  "\n".join(_weapon_line(p) for p in profiles),
+                  {"profiles": profiles, "datasheets": sorted(set(weapon_users[base]))}))
+    return list(entries.values()), faction
+
+
+def _localised(value: Any) -> Any:
+    """Replace every {"en": ...} (with other languages) by its English text, recursively."""
+    if isinstance(value, dict):
+        if "en" in value and all(isinstance(v, str) for v in value.values()):
+            return value["en"]
+        return {k: _localised(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_localised(v) for v in value]
+    return value
+
+
+def _num(value: Any) -> int | None:
+    m = re.match(r"^\s*(-?\d+)", str(value if value is not None else ""))
+    return int(m.group(1)) if m else None
+
+
+def _datasheet(ds: dict, path: Path, where: int | None) -> dict:
+    abilities_raw = ds.get("abilities") or {}
+    invul = _num((abilities_raw.get("invul") or {}).get("value")) if isinstance(abilities_raw, dict) else None
+    profiles = []
+    for st in ds.get("stats") or []:
+        profiles.append({"name": st.get("name") or ds["name"], "M": str(st.get("m", "")), "T": _num(st.get("t")),
+                         "Sv": _num(st.get("sv")), "InSv": invul, "W": _num(st.get("w")), "Ld": _num(st.get("ld")),
+                         "OC": _num(st.get("oc"))})
+    weapons = []
+    for kind, key in (("ranged", "rangedWeapons"), ("melee", "meleeWeapons")):
+        for group in ds.get(key) or []:
+            group_profiles = group.get("profiles") or []
+            for prof in group_profiles:
+                rng = str(prof.get("range", ""))
+                skill = str(prof.get("skill", ""))
+                weapons.append({
+                    "name": prof.get("name", ""), "type": kind,
+                    "range": "melee" if kind == "melee" or rng.lower() == "melee" else _num(rng),
+                    "A": str(prof.get("attacks", "")).upper(), "skill": None if skill in ("", "N/A", "-") else _num(skill),
+                    "S": _num(prof.get("strength")), "AP": _num(prof.get("ap")) or 0,
+                    "D": str(prof.get("damage", "")).upper(),
+                    "keywords": [printed_keyword(k) for k in prof.get("keywords") or [] if isinstance(k, str) and k],
+                    "weapon": (prof.get("name", "").split(" – ")[0].split(" - ")[0]).strip(),
+                })
+    abilities = []
+    if isinstance(abilities_raw, dict):
+        for typ in ("core", "faction"):
+            for a in abilities_raw.get(typ) or []:
+                name = a.get("name") if isinstance(a, dict) else a
+                if name:
+                    abilities.append({"name": str(name), "text": "", "type": typ})
+        for typ in ("other", "wargear", "special"):
+            for a in abilities_raw.get(typ) or []:
+                if isinstance(a, dict) and a.get("name"):
+                    abilities.append({"name": a["name"], "text": html_to_markdown(a.get("description") or ""),
+                                      "type": "datasheet" if typ == "other" else typ})
+    points = []
+    for p in ds.get("points") or []:
+        cost, models = _num(p.get("cost")), _num(p.get("models"))
+        if cost is not None and models is not None:
+            points.append({"models": models, "points": cost})
+    composition = [html_to_markdown(c).lstrip("▪ ").strip() for c in ds.get("composition") or [] if isinstance(c, str)]
+    counts = [int(m.group(1)) for c in composition if (m := re.match(r"^(\d+)(?:-(\d+))?", c))]
+    maxes = [int(m.group(2) or m.group(1)) for c in composition if (m := re.match(r"^(\d+)(?:-(\d+))?", c))]
+    leader = ds.get("leader")
+    return {
+        "profiles": profiles, "weapons": weapons, "abilities": abilities, "composition": composition,
+        "models_min": sum(counts) if counts else None, "models_max": sum(maxes) if maxes else None,
+        "points": points, "keywords": [k for k in ds.get("keywords") or [] if isinstance(k, str)],
+        "faction_keywords": [k for k in ds.get("factions") or [] if isinstance(k, str)],
+        "leader": html_to_markdown(leader) if isinstance(leader, str) and leader else None,
+        "loadout": html_to_markdown(ds.get("loadout") or "") if isinstance(ds.get("loadout"), str) else "",
+    }
+
+
+def _weapon_line(w: dict) -> str:
+    rng = "Melee" if w["range"] == "melee" else f'{w["range"]}"'
+    skill = "N/A" if w["skill"] is None else f'{w["skill"]}+'
+    kw = f" [{', '.join(w['keywords'])}]" if w["keywords"] else ""
+    return f"**{w['name']}**{kw} — {rng} A{w['A']} {'WS' if w['type'] == 'melee' else 'BS'}{skill} " \
+           f"S{w['S']} AP{w['AP']} D{w['D']}"
+
+
+def _sheet_text(sheet: dict) -> str:
+    parts = [f"**{p['name']}** — M {p['M']} T {p['T']} Sv {p['Sv']}+ W {p['W']} Ld {p['Ld']}+ OC {p['OC']}"
+             + (f" InSv {p['InSv']}+" if p.get("InSv") else "") for p in sheet["profiles"]]
+    parts.extend(_weapon_line(w) for w in sheet["weapons"])
+    parts.extend(f"**{a['name']}**" + (f": {a['text']}" if a["text"] else "") for a in sheet["abilities"])
+    if sheet["keywords"]:
+        parts.append("Keywords: " + ", ".join(sheet["keywords"]))
+    return "\n".join(parts)

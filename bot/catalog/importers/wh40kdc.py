@@ -1,0 +1,254 @@
+"""Adapter over the `wh40kdc` package (pinned in pyproject): units, weapons and stratagems as entries.
+
+wh40kdc carries structured data but no rule text, so its stratagems become *metadata* entries (cost,
+type, phases, turn, the community summary when it has one). Known errors in its data are corrected by
+`data/wh40kdc_overrides.json`, each with the reason and the source that shows the correct value.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from bot.catalog.importers.seeds import title_case
+from bot.catalog.model import CatalogImportError, Entry, make_id, slug
+
+DATASET = "wh40kdc"
+_EDITIONS = {"11th": "11e", "10th": "10e"}
+
+
+def _edition(record: dict) -> str:
+    return _EDITIONS.get((record.get("game_version") or {}).get("edition", "11th"), "11e")
+
+
+def keyword_text(ref: dict, names: dict[str, str]) -> str:
+    """A wh40kdc keyword reference as printed on a datasheet ("ANTI-VEHICLE 4+", "LETHAL HITS: non-MONSTER/VEHICLE")."""
+    kid = ref.get("keyword_id", "")
+    params = ref.get("parameters") or {}
+    name = names.get(kid, kid.replace("-", " ")).upper()
+    if kid == "anti":
+        text = f"ANTI-{str(params.get('target_keyword', '')).upper()} {params.get('threshold', '?')}+"
+    elif "value" in params:
+        text = f"{name} {str(params['value']).upper()}"
+    elif kid == "hunter" and params.get("target_keyword"):
+        text = f"{name} {str(params['target_keyword']).upper()}"
+    else:
+        text = name
+    if params.get("excluded_target_keywords"):
+        text += ": non-" + "/".join(k.upper() for k in params["excluded_target_keywords"])
+    elif params.get("required_target_keywords_any") and kid != "anti":
+        text += ": " + "/".join(k.upper() for k in params["required_target_keywords_any"])
+    return text
+
+
+def _int_or_none(value: Any) -> int | None:
+    if value is None or value == "-":
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def convert_weapon(weapon: dict, names: dict[str, str]) -> list[dict]:
+    """wh40kdc weapon -> the catalog's weapon profile dicts (one per profile)."""
+    out = []
+    multi = len(weapon.get("profiles") or []) > 1
+    for prof in weapon.get("profiles") or []:
+        stats = prof.get("stats") or {}
+        melee = weapon.get("type") == "melee" or str(prof.get("range", "")).lower() == "melee"
+        pname = prof.get("name") or weapon["name"]
+        display = f"{weapon['name']} – {pname}" if multi and pname.lower() != weapon["name"].lower() else pname
+        entry = {
+            "name": display,
+            "type": "melee" if melee else "ranged",
+            "range": "melee" if melee else _int_or_none(prof.get("range")),
+            "A": str(stats.get("A", "")).upper(),
+            "skill": _int_or_none(stats.get("WS") if melee else stats.get("BS")),
+            "S": _int_or_none(stats.get("S")),
+            "AP": _int_or_none(stats.get("AP")) or 0,
+            "D": str(stats.get("D", "")).upper(),
+            "keywords": [keyword_text(k, names) for k in prof.get("keywords") or []],
+            "weapon": weapon["name"],
+        }
+        if multi:
+            entry["profile"] = pname
+        out.append(entry)
+    return out
+
+
+def load_overrides(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise CatalogImportError(str(path), exc.lineno, f"invalid JSON: {exc.msg}") from exc
+    overrides = raw.get("weapons", []) if isinstance(raw, dict) else None
+    if not isinstance(overrides, list):
+        raise CatalogImportError(str(path), None, "expected an object with a 'weapons' list")
+    for i, item in enumerate(overrides):
+        missing = [k for k in ("faction_id", "weapon_id", "set", "reason") if k not in item]
+        if missing:
+            raise CatalogImportError(str(path), None, f"weapons[{i}] lacks {', '.join(missing)}")
+    return overrides
+
+
+def apply_overrides(weapons: dict[tuple[str, str], list[dict]], overrides: list[dict], path: Path) -> int:
+    """Patch converted profiles in place; an override that matches nothing is an error (stale file)."""
+    applied = 0
+    for i, item in enumerate(overrides):
+        profiles = weapons.get((item["faction_id"], item["weapon_id"]))
+        targets = [p for p in profiles or [] if item.get("profile") in (None, p.get("profile"), p["name"])]
+        if not targets:
+            raise CatalogImportError(str(path), None, f"weapons[{i}] ({item['faction_id']}/{item['weapon_id']} "
+                                                      f"{item.get('profile') or ''}) matches no wh40kdc weapon")
+        for prof in targets:
+            prof.update(item["set"])
+            prof.setdefault("corrections", []).append(item["reason"])
+        applied += 1
+    return applied
+
+
+def load(overrides_path: Path) -> tuple[list[Entry], str]:
+    """All wh40kdc units (datasheets), weapons and stratagems (metadata) as entries, overrides applied."""
+    import wh40kdc
+    from wh40kdc import Dataset
+
+    source = f"wh40kdc {wh40kdc.__version__}"
+    ds = Dataset.embedded()
+    raw_units = [u.raw if hasattr(u, "raw") else u for u in ds.units]
+    raw_weapons = [w.raw if hasattr(w, "raw") else w for w in ds.weapons]
+    kw_names = {k["id"]: k["name"] for k in (kv.raw if hasattr(kv, "raw") else kv for kv in ds.weapon_keywords)}
+    faction_names = {f["id"]: f["name"] for f in (fv.raw if hasattr(fv, "raw") else fv for fv in ds.factions)}
+    detachments = {(d["faction_id"], d["id"]): d["name"] for d in ds.detachments}
+    detachments_any = {d["id"]: d["name"] for d in ds.detachments}
+    abilities: dict[tuple[str, str], dict] = {}
+    for a in ds.abilities:
+        a = a.raw if hasattr(a, "raw") else a
+        abilities.setdefault((a.get("faction_id") or "", a["ability_id"]), a)
+        abilities.setdefault(("", a["ability_id"]), a)
+
+    weapons: dict[tuple[str, str], list[dict]] = {}
+    weapon_names: dict[tuple[str, str], str] = {}
+    weapon_edition: dict[tuple[str, str], str] = {}
+    for w in raw_weapons:
+        key = (w.get("faction_id", ""), w["id"])
+        if key in weapons:
+            continue
+        weapons[key] = convert_weapon(w, kw_names)
+        weapon_names[key] = w["name"]
+        weapon_edition[key] = _edition(w)
+    apply_overrides(weapons, load_overrides(overrides_path), overrides_path)
+
+    compositions = {(c.get("unit_id"), c.get("faction_id")): c for c in ds.unit_compositions}
+    unit_names = {u["id"]: u["name"] for u in raw_units}
+    leads: dict[str, list[str]] = {}
+    for la in ds.leader_attachments:
+        leads.setdefault(la["leader_id"], []).extend(unit_names.get(b, b) for b in la.get("eligible_bodyguard_ids", []))
+
+    entries: dict[str, Entry] = {}
+    users: dict[tuple[str, str], list[str]] = {}
+    for u in raw_units:
+        faction = faction_names.get(u["faction_id"], u["faction_id"])
+        edition = _edition(u)
+        sheet_weapons: list[dict] = []
+        for wid in u.get("weapon_ids") or []:
+            profiles = weapons.get((u["faction_id"], wid)) or next(
+                (v for (f, i), v in weapons.items() if i == wid), None)
+            if profiles:
+                sheet_weapons.extend(profiles)
+                users.setdefault((u["faction_id"], wid), []).append(u["name"])
+        sheet_abilities = []
+        for aid in u.get("ability_ids") or []:
+            a = abilities.get((u["faction_id"], aid)) or abilities.get(("", aid))
+            if a:
+                sheet_abilities.append({"name": a["name"], "text": _notes(a),
+                                        "type": a.get("ability_type", "")})
+        comp = compositions.get((u["id"], u["faction_id"]))
+        composition = [f"{m.get('min')}-{m.get('max')} {m.get('name')}" if m.get("min") != m.get("max")
+                       else f"{m.get('min')} {m.get('name')}" for m in (comp or {}).get("models", [])]
+        count = u.get("model_count") or {}
+        data = {
+            "profiles": [{"name": p.get("name", u["name"]), "M": f'{p["M"]}"' if isinstance(p.get("M"), int)
+                          else str(p.get("M", "")), "T": p.get("T"), "Sv": p.get("Sv"), "InSv": p.get("invuln_sv"),
+                          "W": p.get("W"), "Ld": p.get("Ld"), "OC": p.get("OC")} for p in u.get("profiles") or []],
+            "weapons": sheet_weapons,
+            "abilities": sheet_abilities,
+            "composition": composition,
+            "models_min": count.get("min"),
+            "models_max": count.get("max"),
+            "points": [{"models": p.get("models"), "points": p.get("cost")} for p in u.get("points") or []
+                       if p.get("cost") is not None],
+            "keywords": list(u.get("keywords") or []),
+            "faction_keywords": list(u.get("faction_keywords") or []),
+            "leader": ("This model can be attached to: " + ", ".join(sorted(set(leads[u["id"]]))))
+            if u["id"] in leads else None,
+            "legend": bool(u.get("is_legend")),
+        }
+        if (u.get("transport_capacity") or {}).get("capacity"):
+            data["transport"] = f"Transport capacity {u['transport_capacity']['capacity']}"
+        eid = make_id(edition, "datasheet", f"wh40kdc.{u['faction_id']}", u["id"])
+        text = _sheet_text(data)
+        entries[eid] = Entry(eid, "datasheet", u["name"], edition, faction, source, text, data)
+
+    for key, profiles in weapons.items():
+        faction_id, wid = key
+        faction = faction_names.get(faction_id, faction_id) if faction_id else None
+        eid = make_id(weapon_edition[key], "weapon", f"wh40kdc.{faction_id or 'any'}", wid)
+        text = "\n".join(_weapon_line(p) for p in profiles)
+        entries[eid] = Entry(eid, "weapon", weapon_names[key], weapon_edition[key], faction, source, text,
+                             {"profiles": profiles, "datasheets": sorted(set(users.get(key, [])))})
+
+    for s in ds.stratagems:
+        s = s.raw if hasattr(s, "raw") else s
+        det = s.get("detachment_id")
+        faction_id = next((f for (f, d) in detachments if d == det), None)
+        det_name = detachments_any.get(det) if det else None
+        core = s.get("category") == "core"
+        ability = abilities.get((faction_id or "", s.get("ability_id", ""))) or abilities.get(("", s.get("ability_id", "")))
+        notes = _notes(ability or {})
+        stype = (s.get("type") or "").replace("-", " ").title()
+        turn = {"your-turn": "your", "opponent-turn": "opponent"}.get(s.get("player_turn"), "either")
+        data = {"cp": s.get("cp_cost"), "cp_extra": [], "category": "Core" if core else (det_name or "Detachment"),
+                "detachment": None if core else det_name, "type": stype, "turn": turn,
+                "phase": "/".join(s.get("phases") or []) or "any", "when": "", "target": "", "effect": "",
+                "restrictions": "", "metadata_only": True}
+        if notes:
+            data["community_notes"] = notes
+        name = title_case(s["name"])
+        scope = "wh40kdc." + ("core" if core else slug(det_name or det or "detachment"))
+        eid = make_id(_edition(s), "stratagem", scope, name)
+        lines = [f"{data['cp']}CP · {stype or 'Stratagem'} · {data['category']}",
+                 f"Phase: {data['phase']} · Turn: {turn}"]
+        if notes:
+            lines.append(f"*Community summary (wh40kdc):* {notes}")
+        lines.append("*wh40kdc carries this stratagem's metadata only, not its rules text.*")
+        entries[eid] = Entry(eid, "stratagem", name, _edition(s), None if core else
+                             faction_names.get(faction_id or "", faction_id), source, "\n".join(lines), data)
+    return list(entries.values()), source
+
+
+def _weapon_line(w: dict) -> str:
+    rng = "Melee" if w["range"] == "melee" else f'{w["range"]}"'
+    skill = "N/A" if w["skill"] is None else f'{w["skill"]}+'
+    kw = f" [{', '.join(w['keywords'])}]" if w["keywords"] else ""
+    return f"**{w['name']}**{kw} — {rng} A{w['A']} {'WS' if w['type'] == 'melee' else 'BS'}{skill} " \
+           f"S{w['S']} AP{w['AP']} D{w['D']}"
+
+
+def _sheet_text(data: dict) -> str:
+    parts = [f"**{p['name']}** — M {p['M']} T {p['T']} Sv {p['Sv']}+ W {p['W']} Ld {p['Ld']}+ OC {p['OC']}"
+             + (f" InSv {p['InSv']}+" if p.get("InSv") else "") for p in data["profiles"]]
+    parts.extend(_weapon_line(w) for w in data["weapons"])
+    parts.extend(f"**{a['name']}**" + (f": {a['text']}" if a["text"] else "") for a in data["abilities"])
+    if data["keywords"]:
+        parts.append("Keywords: " + ", ".join(data["keywords"]))
+    return "\n".join(parts)
+
+
+def _notes(ability: dict) -> str:
+    """wh40kdc's community summary, minus its provenance placeholders ("community-authored from ...")."""
+    notes = (ability.get("community_notes") or "").strip()
+    return "" if notes.lower().startswith("community-authored") else notes

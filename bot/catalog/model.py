@@ -1,0 +1,63 @@
+"""The catalog contract shared by the rules, simulation and game code (see the team brief)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+KINDS = ("datasheet", "weapon", "ability", "stratagem", "rule", "detachment", "enhancement", "keyword")
+EDITIONS = ("10e", "11e")
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str  # stable, e.g. "11e:stratagem:seed.core:command-re-roll"
+    kind: str  # one of KINDS
+    name: str
+    edition: str  # "10e" | "11e"
+    faction: str | None
+    source: str  # human-readable source, e.g. "Seed page: Orks – Stompa"
+    text: str  # full text, Markdown
+    data: dict = field(default_factory=dict)  # kind-specific, JSON-serialisable
+
+
+@dataclass(frozen=True)
+class Hit:
+    id: str
+    kind: str
+    name: str
+    edition: str
+    source: str
+    score: float
+    faction: str | None = None
+
+
+@dataclass(frozen=True)
+class Resolution:
+    best: Entry | None
+    confident: bool
+    candidates: list[Hit]
+
+
+def slug(text: str) -> str:
+    """A lowercase ASCII slug for stable ids ("Hit 'Em Harder" -> "hit-em-harder")."""
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    folded = re.sub(r"['’‘`]", "", folded.lower())
+    return re.sub(r"[^a-z0-9]+", "-", folded).strip("-") or "x"
+
+
+def make_id(edition: str, kind: str, scope: str, name: str) -> str:
+    """Ids are `edition:kind:scope:slug`; scope names the dataset and faction/category, e.g. `seed.core`."""
+    return f"{edition}:{kind}:{scope}:{slug(name)}"
+
+
+class CatalogImportError(Exception):
+    """A file could not be imported; nothing was written. Carries the file, line and reason for the user."""
+
+    def __init__(self, path: str, line: int | None, reason: str) -> None:
+        self.path = str(path)
+        self.line = line
+        self.reason = reason
+        where = f"{self.path}, line {line}" if line else self.path
+        super().__init__(f"{where}: {reason}")

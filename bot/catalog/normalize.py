@@ -1,0 +1,43 @@
+"""Query and name normalisation: case, diacritics, punctuation and curly quotes all fold the same way."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_QUOTES = str.maketrans({"’": "'", "‘": "'", "`": "'", "´": "'", "“": '"', "”": '"', "–": "-", "—": "-"})
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufeff]")
+_NON_WORD = re.compile(r"[^a-z0-9+]+")
+
+
+def fold(text: str) -> str:
+    """Lowercase ASCII with diacritics removed ("Grimnyr’s Régard" -> "grimnyr's regard")."""
+    text = _CONTROL.sub(" ", text.translate(_QUOTES))
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    return text.lower()
+
+
+def normalize(text: str) -> str:
+    """Words only: apostrophes vanish ("hit 'em" -> "hit em"), other punctuation becomes a space.
+
+    '+' survives so that "4+" stays distinct from "4"; "&" reads as "and".
+    """
+    text = fold(text).replace("&", " and ").replace("'", "")
+    text = text.replace("+", "+ ")
+    return " ".join(_NON_WORD.sub(" ", text).split()).replace(" +", "+")
+
+
+def compact(text: str) -> str:
+    """Normalised without spaces, so "re-roll" == "reroll" and "counter-offensive" == "counteroffensive"."""
+    return normalize(text).replace(" ", "")
+
+
+_RULE_NUMBER = re.compile(r"^\s*(\d{1,2})(?:\.(\d{1,2}))+\s*$")
+
+
+def rule_number(text: str) -> str | None:
+    """"24.23" / "5.2.1" -> canonical "24.23" / "05.02.01"; None when the text is not a rule number."""
+    if not _RULE_NUMBER.match(text or ""):
+        return None
+    return ".".join(f"{int(p):02d}" for p in text.strip().split("."))

@@ -1,0 +1,375 @@
+"""Name search over the catalog: exact, then prefix, then token, then fuzzy (rapidfuzz), plus full text.
+
+The index holds only names and metadata in memory (texts stay in SQLite), so a lookup is a few dict
+and bisect operations plus, when the cheaper tiers do not fill the answer, one rapidfuzz pass over the
+unique names. Scores are 0-100: exact 100, compact-exact (re-roll == reroll) 99, entry alias 97,
+prefix 90-99, token 80-89, fuzzy <= 80, full text 45-85. Ties are broken by the preferred edition,
+the kind, and how complete the source is.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import tomllib
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rapidfuzz import fuzz, process
+
+from bot.catalog.model import Hit
+from bot.catalog.normalize import compact, normalize, rule_number
+
+MAX_QUERY_CHARS = 200  # a longer query is clipped: names are short and FTS gets at most 12 words
+
+KIND_BONUS = {"rule": 1.0, "stratagem": 0.9, "datasheet": 0.8, "ability": 0.5, "detachment": 0.5,
+              "enhancement": 0.45, "weapon": 0.3, "keyword": 0.2}
+PREFERRED_EDITION_BONUS = 4.0
+INCOMPLETE_PENALTY = 1.5
+ALIAS_VARIANT_PENALTY = 1.0
+CONFIDENT_SCORE = 88.0
+CONFIDENT_MARGIN = 1.5
+FUZZY_CONFIDENT_SCORE = 68.0
+FUZZY_CONFIDENT_MARGIN = 4.0
+FUZZY_CONFIDENT_RATIO = 85.0
+
+_EDITION_WORDS = {"10e": "10e", "10th": "10e", "11e": "11e", "11th": "11e"}
+_QUESTION_WORDS = {"stratagem", "stratagems", "datasheet", "unit", "units", "weapon", "weapons", "which", "what", "how", "where", "when", "does", "do", "can", "is", "are", "find", "search",
+                   "mentions", "mention", "mentioning", "about", "rule", "rules", "text", "that", "with", "the",
+                   "a", "an", "of", "for", "to", "in", "on", "any", "me", "show", "say", "says"}
+
+
+@dataclass(slots=True)
+class Record:
+    rowid: int
+    id: str
+    dataset: str
+    kind: str
+    name: str
+    edition: str
+    faction: str | None
+    source: str
+    number: str | None
+    incomplete: bool
+    group: tuple
+    priority: float
+
+
+def dataset_priority(dataset: str) -> float:
+    """Complete, curated text first: gdc core rules, then the seed pages, Wahapedia, wh40kdc metadata."""
+    if dataset.startswith("gdc"):
+        return 0.6
+    if dataset == "seeds":
+        return 0.5
+    if dataset.startswith("wahapedia"):
+        return 0.3
+    return 0.1
+
+
+@dataclass(frozen=True)
+class Aliases:
+    """`words` expand inside any query; `whole` only when they are the entire query."""
+
+    words: dict[str, list[str]]
+    whole: dict[str, list[str]]
+
+
+def load_aliases(path: Path) -> Aliases:
+    """`data/aliases.toml`: `[aliases]` and `[whole]` tables of abbreviation = expansion (or a list)."""
+    with open(path, "rb") as fh:
+        raw = tomllib.load(fh)
+
+    def table(name: str) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for key, value in raw.get(name, {}).items():
+            values = [value] if isinstance(value, str) else list(value)
+            out[normalize(key)] = [normalize(v) for v in values]
+        return out
+
+    return Aliases(table("aliases"), table("whole"))
+
+
+class SearchIndex:
+    """In-memory name index built from `CatalogStore.index_rows()`."""
+
+    def __init__(self, rows: Iterable, aliases: Aliases) -> None:
+        self.aliases = aliases
+        self.records: list[Record] = []
+        self.by_rowid: dict[int, int] = {}
+        by_name: dict[str, list[int]] = defaultdict(list)
+        by_alias: dict[str, list[int]] = defaultdict(list)
+        self.by_number: dict[str, list[int]] = defaultdict(list)
+        for row in rows:
+            rec = Record(
+                rowid=row["rowid"], id=row["id"], dataset=row["dataset"], kind=row["kind"], name=row["name"],
+                edition=row["edition"], faction=row["faction"], source=row["source"], number=row["number"],
+                incomplete=row["incomplete"] is not None,
+                group=(row["edition"], row["kind"], _singular(row["norm_name"]).replace(" ", ""),
+                       normalize(row["faction"] or ""),
+                       normalize(row["detachment"] or row["category"] or "")),
+                priority=dataset_priority(row["dataset"]),
+            )
+            idx = len(self.records)
+            self.records.append(rec)
+            self.by_rowid[rec.rowid] = idx
+            by_name[row["norm_name"]].append(idx)
+            for alias in filter(None, (row["aliases"] or "").split("\n")):
+                by_alias[normalize(alias)].append(idx)
+            if rec.number:
+                self.by_number[rec.number].append(idx)
+        self.by_name = dict(by_name)
+        self.by_alias = dict(by_alias)
+        self.names = sorted(n for n in self.by_name if n)
+        self.by_compact: dict[str, list[str]] = defaultdict(list)
+        token_names: dict[str, set[int]] = defaultdict(set)
+        for i, name in enumerate(self.names):
+            self.by_compact[name.replace(" ", "")].append(name)
+            for tok in name.split():
+                token_names[tok].add(i)
+        self.tokens = sorted(token_names)
+        self.token_names = dict(token_names)
+
+    # -- scoring of names --------------------------------------------------------------------
+    def _name_scores(self, q: str, *, fuzzy: bool, fuzzy_limit: int) -> dict[str, float]:
+        scores: dict[str, float] = {}
+
+        def put(name: str, score: float) -> None:
+            if score > scores.get(name, -1.0):
+                scores[name] = score
+
+        if q in self.by_name:
+            put(q, 100.0)
+        for name in self.by_compact.get(q.replace(" ", ""), ()):
+            put(name, 99.0)
+        # prefix: names starting with the query (bisect over the sorted names)
+        lo = bisect.bisect_left(self.names, q)
+        for name in self.names[lo:lo + 400]:
+            if not name.startswith(q):
+                break
+            put(name, 90.0 + 9.0 * len(q) / len(name))
+        # token: every query word is the prefix of a different word of the name, in any order
+        words = q.split()
+        if words:
+            candidate_sets = []
+            for w in words:
+                found: set[int] = set()
+                for stem in {w, w[:-1] if len(w) > 3 and w.endswith("s") else w}:
+                    lo = bisect.bisect_left(self.tokens, stem)
+                    for tok in self.tokens[lo:lo + 300]:
+                        if not tok.startswith(stem):
+                            break
+                        found |= self.token_names[tok]
+                candidate_sets.append(found)
+            common = set.intersection(*candidate_sets) if candidate_sets else set()
+            for i in list(common)[:2000]:
+                name = self.names[i]
+                put(name, 80.0 + 9.0 * min(1.0, len(q.replace(" ", "")) / max(1, len(name.replace(" ", "")))))
+        if fuzzy and len(q) >= 3:
+            for name, score in self._fuzzy(q, fuzzy_limit):
+                put(name, 0.8 * score)
+        return scores
+
+    def _fuzzy(self, q: str, limit: int) -> list[tuple[str, float]]:
+        """Typo-tolerant matching in two steps, to stay fast on tens of thousands of names.
+
+        1. Each query word is matched (plain edit-distance ratio) against the distinct name words,
+           so "gatla" finds "gatler" and "leathal" finds "lethal".
+        2. Names containing any of those words are scored with WRatio against the whole query.
+        Short catalogs (or queries without usable words) score every name directly.
+        """
+        words = [w for w in q.split() if len(w) >= 3 and w not in _QUESTION_WORDS][:4] or q.split()[:4]
+        counts: dict[int, int] = defaultdict(int)
+        for w in words:
+            seen: set[int] = set()
+            for tok, _score, _ in process.extract(w, self.tokens, scorer=fuzz.ratio, limit=8, score_cutoff=72):
+                seen |= self.token_names[tok]
+            for i in seen:
+                counts[i] += 1
+        if len(self.names) <= 2000:
+            pool = self.names
+        else:
+            # names sharing the most (fuzzy) words with the query first, shorter names first among equals
+            ranked = sorted(counts, key=lambda i: (-counts[i], len(self.names[i])))[:2500]
+            pool = [self.names[i] for i in ranked]
+        return [(name, score) for name, score, _ in process.extract(q, pool, scorer=fuzz.WRatio, limit=limit,
+                                                                   score_cutoff=60)]
+
+    def variants(self, q: str) -> list[tuple[str, float]]:
+        """The query itself plus alias expansions ("dev wounds" -> "devastating wounds"), with penalties."""
+        out = [(q, 0.0)]
+        for table in (self.aliases.whole, self.aliases.words):
+            out.extend((v, ALIAS_VARIANT_PENALTY) for v in table.get(q, ()) if v != q)
+        words = q.split()
+        expanded: list[str] = []
+        i = 0
+        changed = False
+        while i < len(words):
+            for n in (3, 2, 1):
+                key = " ".join(words[i:i + n])
+                if len(words[i:i + n]) == n and key in self.aliases.words:
+                    expanded.append(self.aliases.words[key][0])
+                    i += n
+                    changed = True
+                    break
+            else:
+                expanded.append(words[i])
+                i += 1
+        if changed:
+            joined = " ".join(expanded)
+            if all(joined != v for v, _ in out):
+                out.append((joined, ALIAS_VARIANT_PENALTY))
+        return out
+
+    # -- public ------------------------------------------------------------------------------
+    def lookup(self, query: str, *, kinds: tuple[str, ...] | None = None, edition: str | None = None,
+               prefer_edition: str | None = None, faction: str | None = None, limit: int = 10,
+               fuzzy: bool = True) -> tuple[list[Hit], list[float], bool]:
+        """Rank records by name. Returns (hits, final scores, question_like)."""
+        rec_scores, prefer, question = self.score(query, limit=limit, fuzzy=fuzzy, prefer_edition=prefer_edition)
+        hits, finals = self.rank(rec_scores, kinds, edition, prefer, faction, limit)
+        return hits, finals, question
+
+    def score(self, query: str, *, limit: int = 10, fuzzy: bool = True, prefer_edition: str | None = None
+              ) -> tuple[dict[int, float], str | None, bool]:
+        """Tier scores per record index, the edition preference (a "10e" word in the query sets it),
+        and whether the query reads like a question for the full-text search."""
+        raw = (query or "")[: MAX_QUERY_CHARS * 4]
+        q = normalize(raw)[:MAX_QUERY_CHARS]
+        words = q.split()
+        kept = [w for w in words if w not in _EDITION_WORDS]
+        if len(kept) != len(words) and kept:
+            prefer_edition = prefer_edition or _EDITION_WORDS[next(w for w in words if w in _EDITION_WORDS)]
+            q = " ".join(kept)
+        question = bool(words) and (words[0] in _QUESTION_WORDS and len(words) >= 3)
+        if not q:
+            return {}, prefer_edition, question
+        rec_scores: dict[int, float] = {}
+        number = rule_number(raw.strip())
+        if number:
+            for idx in self.by_number.get(number, ()):
+                rec_scores[idx] = 100.0
+        variants = self.variants(q)
+        name_scores: list[tuple[dict[str, float], float]] = []
+        for variant, penalty in variants:
+            for alias_idx in self.by_alias.get(variant, ()):
+                s = 97.0 - penalty
+                if s > rec_scores.get(alias_idx, -1.0):
+                    rec_scores[alias_idx] = s
+            name_scores.append((self._name_scores(variant, fuzzy=False, fuzzy_limit=0), penalty))
+        best = max((max(n.values()) for n, _ in name_scores if n), default=0.0)
+        strong = sum(1 for n, _ in name_scores for v in n.values() if v >= 90)
+        if fuzzy and (best < 90 or strong < 3 or rec_scores and max(rec_scores.values()) < 90):
+            # typo tolerance, only when the cheap tiers found little: the literal query and the
+            # first alias reading (e.g. "dev wuonds" -> "devastating wuonds")
+            for variant, penalty in variants[:2]:
+                name_scores.append(({n: 0.8 * sc for n, sc in self._fuzzy(variant, max(30, limit * 4))}, penalty))
+        for names, penalty in name_scores:
+            for name, score in names.items():
+                s = score - penalty
+                for idx in self.by_name[name]:
+                    if s > rec_scores.get(idx, -1.0):
+                        rec_scores[idx] = s
+        return rec_scores, prefer_edition, question
+
+    def rank(self, rec_scores: dict[int, float], kinds, edition, prefer_edition, faction, limit
+             ) -> tuple[list[Hit], list[float]]:
+        """Filter, add tie-break bonuses, collapse same-rule duplicates, and keep the best `limit`."""
+        ranked: list[tuple[float, float, Record]] = []
+        faction_norm = normalize(faction) if faction else None
+        for idx, score in rec_scores.items():
+            raw_score = score
+            rec = self.records[idx]
+            if kinds and rec.kind not in kinds:
+                continue
+            if edition and rec.edition != edition:
+                continue
+            if faction_norm and normalize(rec.faction or "") != faction_norm:
+                continue
+            final = score + rec.priority
+            if not kinds or len(kinds) > 1:
+                final += KIND_BONUS.get(rec.kind, 0.0)
+            if prefer_edition and not edition and rec.edition == prefer_edition:
+                final += PREFERRED_EDITION_BONUS
+            if rec.incomplete:
+                final -= INCOMPLETE_PENALTY
+            ranked.append((final, raw_score, rec))
+        ranked.sort(key=lambda t: (-t[0], t[2].name, t[2].id))
+        seen_groups: set[tuple] = set()
+        hits: list[Hit] = []
+        raws: list[float] = []
+        for final, raw_score, rec in ranked:
+            if rec.group in seen_groups:
+                continue  # the same rule from a less complete source
+            seen_groups.add(rec.group)
+            hits.append(Hit(rec.id, rec.kind, rec.name, rec.edition, rec.source, round(min(final, 100.0), 2),
+                            rec.faction))
+            raws.append(final)
+            if len(hits) >= limit:
+                break
+        return hits, raws
+
+    def fulltext_scores(self, rows: list[tuple[int, float]], *, question: bool,
+                        kind_hint: str | None = None) -> dict[int, float]:
+        """Turn FTS rows (rowid, bm25), best first, into record scores: 85 down for questions, 60 down
+        otherwise; a kind named in the question ("which *rule* mentions ...") gets +2."""
+        top = 85.0 if question else 60.0
+        out: dict[int, float] = {}
+        for position, (rowid, _bm25) in enumerate(rows):
+            idx = self.by_rowid.get(rowid)
+            if idx is not None:
+                bonus = 2.0 if kind_hint and self.records[idx].kind == kind_hint else 0.0
+                out[idx] = top - 1.0 * position + bonus
+        return out
+
+
+_KIND_WORDS = {"rule": "rule", "rules": "rule", "stratagem": "stratagem", "stratagems": "stratagem",
+               "strat": "stratagem", "strats": "stratagem", "datasheet": "datasheet", "datasheets": "datasheet",
+               "unit": "datasheet", "units": "datasheet", "weapon": "weapon", "weapons": "weapon",
+               "ability": "ability", "abilities": "ability", "enhancement": "enhancement",
+               "enhancements": "enhancement", "detachment": "detachment", "detachments": "detachment"}
+
+
+def kind_hint(query: str) -> str | None:
+    """The kind a question names, if any ("which stratagem mentions hatchways" -> "stratagem")."""
+    for word in normalize((query or "")[:MAX_QUERY_CHARS]).split()[:4]:
+        if word in _KIND_WORDS:
+            return _KIND_WORDS[word]
+    return None
+
+
+def fts_words(query: str) -> list[str]:
+    """Words worth sending to FTS5: normalised, question words dropped, at most 12."""
+    words = [w.strip("+") for w in normalize((query or "")[: MAX_QUERY_CHARS * 4]).split()]
+    kept = [w for w in words if w and w not in _QUESTION_WORDS and w not in _EDITION_WORDS]
+    return (kept or [w for w in words if w])[:12]
+
+
+def confident(query: str, scores: list[float], hits: list[Hit]) -> bool:
+    """Answer directly when the best hit is a strong match and clearly ahead of the next one.
+
+    A name match (>= 88) needs a small margin; a fuzzy-only match needs a wide margin *and* a name
+    that is the query give or take a typo, so "leathal hits" answers but SQL or noise never does.
+    The same rule in the other edition is not a rival: the edition preference already chose.
+    """
+    if not hits:
+        return False
+    top = normalize(hits[0].name)
+    rival = next((s for h, s in zip(hits[1:], scores[1:], strict=True)
+                  if not (normalize(h.name) == top and h.edition != hits[0].edition)), None)
+    margin = scores[0] - rival if rival is not None else 100.0
+    if scores[0] >= CONFIDENT_SCORE:
+        return margin >= CONFIDENT_MARGIN
+    q = normalize(query)
+    return (scores[0] >= FUZZY_CONFIDENT_SCORE and margin >= FUZZY_CONFIDENT_MARGIN
+            and fuzz.ratio(q, top) >= FUZZY_CONFIDENT_RATIO)
+
+
+def _singular(norm: str) -> str:
+    return " ".join(w[:-1] if w.endswith("s") and len(w) > 3 else w for w in norm.split())
+
+
+def looks_hostile(query: str) -> bool:
+    """Only control characters, symbols or emoji: nothing a name could match."""
+    return not re.search(r"[0-9A-Za-z]", normalize(query or ""))

@@ -1,0 +1,208 @@
+"""The catalog service: builds the SQLite catalog from `data/` when needed, imports datasets, searches.
+
+`open_catalog(settings)` is what the rest of the bot uses (contract in the team brief). The built file
+lives at `settings.data_dir / "catalog.sqlite"`; it is rebuilt when the fingerprint of its inputs
+(seed pages, alias table, wh40kdc overrides, the wh40kdc version and the builder version) changes.
+Imported datasets (Wahapedia, game-datacards) are kept across rebuilds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from pathlib import Path
+
+from bot.catalog.importers import seeds as seed_importer
+from bot.catalog.model import KINDS, CatalogImportError, Entry, Hit, Resolution
+from bot.catalog.normalize import normalize
+from bot.catalog.search import (
+    SearchIndex,
+    confident,
+    fts_words,
+    kind_hint,
+    load_aliases,
+    looks_hostile,
+)
+from bot.catalog.store import SCHEMA_VERSION, CatalogStore
+from bot.config import DATA_ROOT, Settings
+
+log = logging.getLogger(__name__)
+
+BUILDER_VERSION = "7"  # bump when an importer's output changes, so existing catalogs rebuild
+CATALOG_FILE = "catalog.sqlite"
+
+Kinds = str | tuple[str, ...] | list[str] | None
+
+
+def _kinds(kind: Kinds) -> tuple[str, ...] | None:
+    if kind is None or kind == "":
+        return None
+    kinds = (kind,) if isinstance(kind, str) else tuple(kind)
+    bad = [k for k in kinds if k not in KINDS]
+    if bad:
+        raise ValueError(f"unknown kind {bad[0]!r}; kinds are {', '.join(KINDS)}")
+    return kinds
+
+
+class Catalog:
+    """Search and fetch entries. Thread-safe; the index is swapped atomically after an import."""
+
+    def __init__(self, store: CatalogStore, data_root: Path = DATA_ROOT) -> None:
+        self.store = store
+        self.data_root = data_root
+        self.aliases = load_aliases(data_root / "aliases.toml")
+        self._lock = threading.Lock()
+        self.index = SearchIndex(store.index_rows(), self.aliases)
+
+    # -- contract ----------------------------------------------------------------------------
+    def search(self, query: str, *, kind: Kinds = None, edition: str | None = None, limit: int = 10,
+               prefer_edition: str | None = None) -> list[Hit]:
+        """Best matches first: names (exact, prefix, token, fuzzy), then a full-text fallback."""
+        hits, _scores = self._search(query, kind=kind, edition=edition, limit=limit, prefer_edition=prefer_edition)
+        return hits
+
+    def autocomplete(self, text: str, *, kind: Kinds = None, edition: str | None = None,
+                     faction: str | None = None, limit: int = 25, prefer_edition: str | None = None) -> list[Hit]:
+        """Names only (no full text), at most `limit` (Discord allows 25)."""
+        limit = max(1, min(int(limit), 25))
+        kinds = _kinds(kind)
+        if not (text or "").strip():
+            return self._browse(kinds, edition, faction, limit, prefer_edition)
+        if looks_hostile(text):
+            return []
+        hits, _, _ = self.index.lookup(text, kinds=kinds, edition=edition, prefer_edition=prefer_edition,
+                                       faction=faction, limit=limit)
+        return hits
+
+    def resolve(self, query: str, *, kind: Kinds = None, edition: str | None = None,
+                prefer_edition: str | None = None) -> Resolution:
+        """The entry to show, whether it is a confident answer, and the candidates to offer otherwise."""
+        hits, scores = self._search(query, kind=kind, edition=edition, limit=10, prefer_edition=prefer_edition)
+        if not hits:
+            return Resolution(None, False, [])
+        sure = confident(query, scores, hits)
+        best = self.get(hits[0].id)
+        return Resolution(best, sure and best is not None, hits)
+
+    def get(self, entry_id: str) -> Entry | None:
+        if not isinstance(entry_id, str) or len(entry_id) > 300:
+            return None
+        return self.store.get(entry_id)
+
+    def close(self) -> None:
+        self.store.close()
+
+    # -- extras ------------------------------------------------------------------------------
+    def complete_text_for(self, entry_id: str) -> Entry | None:
+        """For an entry whose source page left a table empty: the complete rule from another source."""
+        for target, relation in self.store.links(entry_id):
+            if relation == "complete-text":
+                return self.get(target)
+        return None
+
+    def count(self) -> int:
+        return self.store.count()
+
+    def datasets(self) -> list[dict]:
+        return self.store.datasets()
+
+    def import_dataset(self, fmt: str, path: Path) -> dict[str, int]:
+        """Import a Wahapedia folder or a game-datacards file/folder; all-or-nothing. Returns counts."""
+        from bot.catalog.importers import gdc_json, wahapedia_csv
+
+        path = Path(path)
+        if fmt == "wahapedia":
+            batches = wahapedia_csv.load_folder(path)
+        elif fmt == "gdc":
+            batches = gdc_json.load_path(path)
+        else:
+            raise ValueError(f"unknown import format {fmt!r}")
+        self.store.replace_datasets(batches)
+        self.reload()
+        return {name: len(entries) for name, (_s, _p, entries) in batches.items()}
+
+    def reload(self) -> None:
+        index = SearchIndex(self.store.index_rows(), self.aliases)
+        with self._lock:
+            self.index = index
+
+    # -- internals ---------------------------------------------------------------------------
+    def _search(self, query: str, *, kind: Kinds, edition: str | None, limit: int,
+                prefer_edition: str | None) -> tuple[list[Hit], list[float]]:
+        limit = max(1, min(int(limit), 100))
+        kinds = _kinds(kind)
+        if not isinstance(query, str) or not query.strip() or looks_hostile(query):
+            return [], []
+        index = self.index
+        rec_scores, prefer, question = index.score(query, limit=limit, prefer_edition=prefer_edition)
+        hits, scores = index.rank(rec_scores, kinds, edition, prefer, None, limit)
+        if question or not hits or scores[0] < 70:
+            words = fts_words(query)
+            rows = self.store.full_text(words, limit=max(2 * limit, 20)) if words else []
+            for idx, score in index.fulltext_scores(rows, question=question, kind_hint=kind_hint(query)).items():
+                if score > rec_scores.get(idx, -1.0):
+                    rec_scores[idx] = score
+            if rows:
+                hits, scores = index.rank(rec_scores, kinds, edition, prefer, None, limit)
+        return hits, scores
+
+
+# ---------------------------------------------------------------------------------------------
+# Building
+
+
+def fingerprint(data_root: Path = DATA_ROOT) -> str:
+    """Hash of everything the base catalog is built from."""
+    import wh40kdc
+
+    h = hashlib.sha256()
+    h.update(f"schema={SCHEMA_VERSION};builder={BUILDER_VERSION};wh40kdc={wh40kdc.__version__}".encode())
+    files = sorted((data_root / "seeds").glob("*.txt")) + [data_root / "aliases.toml",
+                                                             data_root / "wh40kdc_overrides.json"]
+    for path in files:
+        if path.exists():
+            h.update(path.name.encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def build_base(store: CatalogStore, data_root: Path = DATA_ROOT) -> dict[str, int]:
+    """(Re)build the datasets that ship with the bot: the seed pages and wh40kdc (with overrides)."""
+    from bot.catalog.importers import wh40kdc as wh40kdc_importer
+
+    started = time.perf_counter()
+    entries, page_aliases, _paths = seed_importer.load_seed_dir(data_root / "seeds")
+    aliases: dict[str, list[str]] = {}
+    for alias, target in page_aliases.items():
+        # an errata alias ("Tank Shock" is now "Crushing Impact") points at the entries of that name
+        for e in entries:
+            if normalize(e.name) == normalize(target):
+                aliases.setdefault(e.id, []).append(alias)
+    wh_entries, wh_source = wh40kdc_importer.load(data_root / "wh40kdc_overrides.json")
+    store.replace_datasets({
+        seed_importer.DATASET: ("Seed pages", str(data_root / "seeds"), entries),
+        wh40kdc_importer.DATASET: (wh_source, None, wh_entries),
+    }, aliases)
+    log.info("catalog base built: %d seed + %d wh40kdc entries in %.2fs", len(entries), len(wh_entries),
+             time.perf_counter() - started)
+    return {"seeds": len(entries), "wh40kdc": len(wh_entries)}
+
+
+def open_catalog(settings: Settings, *, data_root: Path = DATA_ROOT, rebuild: bool = False) -> Catalog:
+    """Open (building or rebuilding first when needed) the catalog under `settings.data_dir`."""
+    path = Path(settings.data_dir) / CATALOG_FILE
+    store = CatalogStore(path)
+    try:
+        fp = fingerprint(data_root)
+        if rebuild or store.meta("fingerprint") != fp:
+            build_base(store, data_root)
+            store.set_meta("fingerprint", fp)
+        return Catalog(store, data_root)
+    except BaseException:
+        store.close()
+        raise
+
+
+__all__ = ["Catalog", "CatalogImportError", "open_catalog", "build_base", "fingerprint"]
