@@ -429,3 +429,26 @@ def test_any_command_sequence_keeps_invariants_and_log(tmp_path_factory: pytest.
         assert raw == store.require(CH).to_dict()
     finally:
         store.close()
+
+
+def test_threads_on_one_channel_lose_no_update(store: GameStore) -> None:
+    """The per-channel lock plus BEGIN IMMEDIATE: 8 threads x 40 changes, exact totals."""
+    import threading
+
+    start(store, "11e")
+
+    def work(user: int) -> None:
+        for i in range(40):
+            if i % 4 == 3:
+                store.act(CH, gc.cp_spend, user, 1)
+            else:
+                store.act(CH, gc.cp_gain, user, 1)
+
+    threads = [threading.Thread(target=work, args=(ALICE if i % 2 else BOB,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert cps(store) == (1 + 4 * 20, 1 + 4 * 20)
+    assert len(store.export(CH)["log"]) == 1 + 8 * 40
+    assert store.verify(CH)

@@ -1,0 +1,57 @@
+"""Contract 4: `python -m bot game export --channel ID`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from bot.games import commands as gc
+from bot.games.store import GameStore
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(db: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COGITATOR_DB": str(db), "COGITATOR_DATA": str(db.parent / "data")}
+    env.pop("DISCORD_TOKEN", None)
+    return subprocess.run([sys.executable, "-m", "bot", "game", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_export_contract(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    store = GameStore(db)
+    store.start(42, 1, user_id=111, user_name="Alice", opponent_id=222, opponent_name="Bob", edition="10e",
+                faction="Leagues of Votann", opponent_faction="Orks")
+    store.act(42, gc.judgement, 111, "Boyz", 1, remove=False)
+    store.act(42, gc.shock, 222, "Boyz")
+    store.act(42, gc.riled, 222, "Nobz", "battle")
+    store.act(42, gc.vp_add, 222, 4)
+    store.close()
+    done = run(db, "export", "--channel", "42")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    for key in ("edition", "round", "phase", "active_player", "players", "units", "stratagems_used", "log"):
+        assert key in data
+    assert (data["edition"], data["round"], data["phase"], data["active_player"]) == ("10e", 1, "command", 111)
+    assert data["players"] == [
+        {"user_id": 111, "name": "Alice", "faction": "Leagues of Votann", "cp": 1, "vp": 0},
+        {"user_id": 222, "name": "Bob", "faction": "Orks", "cp": 1, "vp": 4},
+    ]
+    assert [{k: u[k] for k in ("owner", "name", "judgement_tokens", "riled_up", "battle_shocked")}
+            for u in data["units"]] == [
+        {"owner": 222, "name": "Boyz", "judgement_tokens": 1, "riled_up": False, "battle_shocked": True},
+        {"owner": 222, "name": "Nobz", "judgement_tokens": 0, "riled_up": True, "battle_shocked": False},
+    ]
+    assert [e["type"] for e in data["log"]] == ["start", "judgement", "shock", "riled", "vp"]
+
+
+def test_export_without_game_exits_2(tmp_path: Path) -> None:
+    done = run(tmp_path / "state.db", "export", "--channel", "7")
+    assert done.returncode == 2
+    assert "no game" in json.loads(done.stdout)["error"]
+    bad = run(tmp_path / "state.db", "export", "--channel", "-5")
+    assert bad.returncode == 2 and "channel id" in bad.stderr
