@@ -27,7 +27,7 @@ MAX_QUERY_CHARS = 200  # a longer query is clipped: names are short and FTS gets
 KIND_BONUS = {"rule": 1.0, "stratagem": 0.9, "datasheet": 0.8, "ability": 0.5, "detachment": 0.5,
               "enhancement": 0.45, "weapon": 0.3, "keyword": 0.2}
 PREFERRED_EDITION_BONUS = 4.0
-INCOMPLETE_PENALTY = 1.5
+INCOMPLETE_PENALTY = 3.0
 ALIAS_VARIANT_PENALTY = 1.0
 CONFIDENT_SCORE = 88.0
 CONFIDENT_MARGIN = 1.5
@@ -58,11 +58,14 @@ class Record:
 
 
 def dataset_priority(dataset: str) -> float:
-    """Complete, curated text first: gdc core rules, then the seed pages, Wahapedia, wh40kdc metadata."""
+    """The seed pages are the specification, then complete curated text (gdc), Wahapedia, wh40kdc metadata.
+
+    A seed entry whose table is empty loses INCOMPLETE_PENALTY, so the complete rule wins there.
+    """
+    if dataset == "seeds":
+        return 0.7
     if dataset.startswith("gdc"):
         return 0.6
-    if dataset == "seeds":
-        return 0.5
     if dataset.startswith("wahapedia"):
         return 0.3
     return 0.1

@@ -27,6 +27,7 @@ from bot.catalog.search import (
 )
 from bot.catalog.store import SCHEMA_VERSION, CatalogStore
 from bot.config import DATA_ROOT, Settings
+from bot.guild_settings import CURRENT_EDITION
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +35,7 @@ BUILDER_VERSION = "7"  # bump when an importer's output changes, so existing cat
 CATALOG_FILE = "catalog.sqlite"
 
 Kinds = str | tuple[str, ...] | list[str] | None
+# Without an edition filter, the current edition wins ties (pass prefer_edition=None for no preference).
 
 
 def _kinds(kind: Kinds) -> tuple[str, ...] | None:
@@ -58,13 +60,14 @@ class Catalog:
 
     # -- contract ----------------------------------------------------------------------------
     def search(self, query: str, *, kind: Kinds = None, edition: str | None = None, limit: int = 10,
-               prefer_edition: str | None = None) -> list[Hit]:
+               prefer_edition: str | None = CURRENT_EDITION) -> list[Hit]:
         """Best matches first: names (exact, prefix, token, fuzzy), then a full-text fallback."""
         hits, _scores = self._search(query, kind=kind, edition=edition, limit=limit, prefer_edition=prefer_edition)
         return hits
 
     def autocomplete(self, text: str, *, kind: Kinds = None, edition: str | None = None,
-                     faction: str | None = None, limit: int = 25, prefer_edition: str | None = None) -> list[Hit]:
+                     faction: str | None = None, limit: int = 25,
+                     prefer_edition: str | None = CURRENT_EDITION) -> list[Hit]:
         """Names only (no full text), at most `limit` (Discord allows 25)."""
         limit = max(1, min(int(limit), 25))
         kinds = _kinds(kind)
@@ -77,7 +80,7 @@ class Catalog:
         return hits
 
     def resolve(self, query: str, *, kind: Kinds = None, edition: str | None = None,
-                prefer_edition: str | None = None) -> Resolution:
+                prefer_edition: str | None = CURRENT_EDITION) -> Resolution:
         """The entry to show, whether it is a confident answer, and the candidates to offer otherwise."""
         hits, scores = self._search(query, kind=kind, edition=edition, limit=10, prefer_edition=prefer_edition)
         if not hits:

@@ -80,6 +80,7 @@ def _unglue(lines: list[str]) -> list[str]:
         re.compile(r"(?<=[.)!])(?=(?:Example|Designer’s Note|Designer's Note):)"),
         re.compile(r"(?<=[.)!])(?=Army List$)"),
         re.compile(r"(?<=[a-z.)])(?=FAQ$)"),
+        re.compile(r"(?<=[a-z.)])(?=SEE ALSO$)"),
         re.compile(r"(?<=[.!)])(?=[A-Z][\w’' ()!-]{2,40}: [A-Z])"),  # "...by 1.Grimnyr’s Regard: Once per battle"
     ]
     for raw in lines:

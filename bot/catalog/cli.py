@@ -1,0 +1,143 @@
+"""Command-line access to the catalog (hooked into `python -m bot` by bot/__main__.py).
+
+    python -m bot lookup "QUERY" [--kind K] [--edition 10e|11e] [--limit N] [--json]   (contract 2)
+    python -m bot lookup - --json            one query per line on stdin, one JSON line per query
+    python -m bot import wahapedia PATH      a Wahapedia CSV export folder
+    python -m bot import gdc PATH            a game-datacards faction file, core_rules.json, or a folder
+    python -m bot catalog build [--force]    (re)build the base catalog from data/
+    python -m bot catalog info               what the catalog holds
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from bot.catalog.importers.common import MAX_CSV_BYTES, MAX_JSON_BYTES
+from bot.catalog.model import EDITIONS, KINDS, CatalogImportError
+from bot.config import Settings
+
+MAX_LIMIT = 100
+
+
+def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
+    lookup = subparsers.add_parser("lookup", help="search the rules catalog (contract 2)")
+    lookup.add_argument("query", help="the text to look up, or '-' to read one query per line from stdin")
+    lookup.add_argument("--kind", help=f"one of: {', '.join(KINDS)}")
+    lookup.add_argument("--edition", help="10e or 11e")
+    lookup.add_argument("--limit", default="10", help=f"number of results, 1-{MAX_LIMIT} (default 10)")
+    lookup.add_argument("--json", action="store_true", help="print JSON (always one line per query)")
+    lookup.set_defaults(func=cmd_lookup)
+
+    imp = subparsers.add_parser("import", help="import a shared dataset into the catalog")
+    imp.add_argument("format", choices=("wahapedia", "gdc"), help="wahapedia (CSV folder) or gdc (JSON)")
+    imp.add_argument("path", type=Path, help="folder or file to import")
+    imp.add_argument("--json", action="store_true", help="print the result (or error) as JSON")
+    imp.set_defaults(func=cmd_import)
+    imp.epilog = (f"Limits: CSV files over {MAX_CSV_BYTES // (1024 * 1024)} MB and JSON files over "
+                  f"{MAX_JSON_BYTES // (1024 * 1024)} MB are refused. Re-importing replaces the earlier import.")
+
+    cat = subparsers.add_parser("catalog", help="build or inspect the rules catalog")
+    cat_sub = cat.add_subparsers(dest="catalog_command", required=True)
+    build = cat_sub.add_parser("build", help="build the catalog from data/ (seeds + wh40kdc)")
+    build.add_argument("--force", action="store_true", help="rebuild even when data/ has not changed")
+    build.set_defaults(func=cmd_build)
+    info = cat_sub.add_parser("info", help="datasets and entry counts")
+    info.set_defaults(func=cmd_info)
+
+
+def _fail(message: str, field: str | None, as_json: bool) -> int:
+    if as_json:
+        print(json.dumps({"error": message, "field": field}, ensure_ascii=False))
+    else:
+        print(f"cogitator: {message}", file=sys.stderr)
+    return 2
+
+
+def _open(settings: Settings):  # noqa: ANN202 - imported lazily so `--help` stays fast
+    from bot.catalog.service import open_catalog
+
+    return open_catalog(settings)
+
+
+def cmd_lookup(args: argparse.Namespace, settings: Settings) -> int:
+    as_json = args.json
+    if args.kind is not None and args.kind not in KINDS:
+        return _fail(f"unknown kind {args.kind[:40]!r}: use one of {', '.join(KINDS)}", "kind", as_json)
+    if args.edition is not None and args.edition not in EDITIONS:
+        return _fail(f"unknown edition {args.edition[:40]!r}: use 10e or 11e", "edition", as_json)
+    try:
+        limit = int(args.limit)
+    except ValueError:
+        return _fail(f"--limit must be a whole number, got {args.limit[:40]!r}", "limit", as_json)
+    if not 1 <= limit <= MAX_LIMIT:
+        return _fail(f"--limit must be between 1 and {MAX_LIMIT}, got {limit}", "limit", as_json)
+    catalog = _open(settings)
+    try:
+        queries = sys.stdin if args.query == "-" else [args.query]
+        for raw in queries:
+            query = raw.rstrip("\r\n") if args.query == "-" else raw
+            hits = catalog.search(query, kind=args.kind, edition=args.edition, limit=limit)
+            results = [{"id": h.id, "kind": h.kind, "name": h.name, "edition": h.edition, "source": h.source,
+                        "score": h.score} for h in hits]
+            if as_json:
+                print(json.dumps({"query": query, "results": results}, ensure_ascii=False), flush=True)
+            else:
+                print(f"{query}:" if args.query == "-" else "", end="\n" if args.query == "-" else "")
+                if not results:
+                    print("  no match")
+                for r in results:
+                    print(f"  {r['score']:6.2f}  {r['edition']}  {r['kind']:<11} {r['name']}  ({r['source']})")
+    finally:
+        catalog.close()
+    return 0
+
+
+def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
+    catalog = _open(settings)
+    started = time.perf_counter()
+    try:
+        counts = catalog.import_dataset(args.format, args.path)
+    except CatalogImportError as error:
+        if args.json:
+            print(json.dumps({"error": error.reason, "file": error.path, "line": error.line}, ensure_ascii=False))
+        else:
+            print(f"cogitator: import failed, catalog unchanged: {error}", file=sys.stderr)
+        return 2
+    finally:
+        catalog.close()
+    elapsed = time.perf_counter() - started
+    if args.json:
+        print(json.dumps({"imported": counts, "seconds": round(elapsed, 2)}))
+    else:
+        for name, count in counts.items():
+            print(f"{name}: {count} entries")
+        print(f"done in {elapsed:.1f}s")
+    return 0
+
+
+def cmd_build(args: argparse.Namespace, settings: Settings) -> int:
+    from bot.catalog.service import open_catalog
+
+    started = time.perf_counter()
+    catalog = open_catalog(settings, rebuild=args.force)
+    try:
+        print(f"catalog: {catalog.count()} entries in {Path(settings.data_dir) / 'catalog.sqlite'} "
+              f"({time.perf_counter() - started:.1f}s)")
+    finally:
+        catalog.close()
+    return 0
+
+
+def cmd_info(args: argparse.Namespace, settings: Settings) -> int:
+    catalog = _open(settings)
+    try:
+        for ds in catalog.datasets():
+            print(f"{ds['name']:<28} {ds['entries']:>6}  {ds['source']}  (imported {ds['imported_at']})")
+        print(f"total {catalog.count()} entries")
+    finally:
+        catalog.close()
+    return 0

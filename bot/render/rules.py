@@ -1,0 +1,241 @@
+"""Rules answers as embeds: rules and stratagems as paginated text, datasheets as phone-width tables.
+
+Phone first: code-block tables stay within ~34 characters so they do not wrap on a narrow screen,
+weapon profiles are two lines each (name, then the numbers), and every footer names the edition and
+the source.
+"""
+
+from __future__ import annotations
+
+import discord
+
+from bot.catalog.model import Entry, Hit
+from bot.render.common import (
+    COLOUR_ERROR,
+    COLOUR_RULES,
+    EMBED_FIELD_VALUE_MAX,
+    edition_label,
+    escape,
+    source_footer,
+    truncate,
+)
+
+PAGE_CHARS = 1800  # a screenful on a phone; long rules paginate with buttons
+KIND_LABELS = {"datasheet": "Datasheet", "weapon": "Weapon", "ability": "Ability", "stratagem": "Stratagem",
+               "rule": "Rule", "detachment": "Detachment rule", "enhancement": "Enhancement", "keyword": "Keyword"}
+
+
+def hit_label(hit: Hit, *, limit: int = 100) -> str:
+    """One line for autocomplete and pickers: name, edition and what it is (faction when it has one)."""
+    what = KIND_LABELS.get(hit.kind, hit.kind)
+    extra = f" · {hit.faction}" if hit.faction else ""
+    return truncate(f"{hit.name} · {hit.edition} · {what}{extra}", limit)
+
+
+def paginate(text: str, size: int = PAGE_CHARS) -> list[str]:
+    """Split at paragraph, then line, then word boundaries; never inside a word."""
+    text = text.strip() or "*(no text)*"
+    pages: list[str] = []
+    current = ""
+    for para in text.split("\n\n"):
+        candidate = f"{current}\n\n{para}" if current else para
+        if len(candidate) <= size:
+            current = candidate
+            continue
+        if current:
+            pages.append(current)
+            current = ""
+        while len(para) > size:
+            cut = para.rfind("\n", 0, size)
+            if cut < size // 2:
+                cut = para.rfind(" ", 0, size)
+            if cut < size // 2:
+                cut = size
+            pages.append(para[:cut].rstrip())
+            para = para[cut:].lstrip()
+        current = para
+    if current:
+        pages.append(current)
+    return pages
+
+
+def _title(entry: Entry) -> str:
+    number = entry.data.get("number") if isinstance(entry.data, dict) else None
+    prefix = f"{number} " if number and entry.kind == "rule" else ""
+    return truncate(f"{prefix}{entry.name}", 256)
+
+
+def _footer(entry: Entry, page: int, pages: int) -> str:
+    footer = source_footer(entry.edition, entry.source)
+    return truncate(footer + (f" · page {page + 1}/{pages}" if pages > 1 else ""), 2048)
+
+
+def body_text(entry: Entry) -> str:
+    """The full text shown for an entry (everything but datasheets), including summary and FAQ."""
+    data = entry.data if isinstance(entry.data, dict) else {}
+    parts: list[str] = []
+    if entry.kind == "stratagem":
+        head = [f"**{data.get('cp', '?')}CP**"]
+        if data.get("type"):
+            head.append(str(data["type"]))
+        if data.get("category"):
+            head.append(str(data["category"]))
+        if data.get("cp_extra"):
+            head.append("extra: " + ", ".join(data["cp_extra"]))
+        parts.append(" · ".join(head))
+    elif entry.kind == "enhancement" and data.get("cost") is not None:
+        parts.append(f"**{data['cost']} pts**" + (f" · {data['detachment']}" if data.get("detachment") else ""))
+    elif entry.kind == "detachment" and data.get("detachment"):
+        parts.append(f"**{data['detachment']}** detachment rule")
+    parts.append(entry.text)
+    if data.get("summary"):
+        parts.append("**Summary**\n" + "\n".join(f"- {s}" for s in data["summary"]))
+    for item in data.get("faq") or []:
+        parts.append(f"**Q:** {item.get('q', '')}\n**A:** {item.get('a', '')}")
+    if entry.kind == "weapon" and data.get("datasheets"):
+        names = ", ".join(data["datasheets"][:30]) + (" …" if len(data["datasheets"]) > 30 else "")
+        parts.append(f"Used by: {names}")
+    return "\n\n".join(p for p in parts if p)
+
+
+def entry_pages(entry: Entry) -> int:
+    if entry.kind == "datasheet":
+        return 1
+    return len(paginate(body_text(entry)))
+
+
+def entry_embed(entry: Entry, *, page: int = 0, complete: Entry | None = None) -> discord.Embed:
+    """The answer for one entry. `complete` is the full rule from another source when this one's table is empty."""
+    if entry.kind == "datasheet":
+        return datasheet_embed(entry, complete=complete)
+    pages = paginate(body_text(entry))
+    page = max(0, min(page, len(pages) - 1))
+    embed = discord.Embed(title=_title(entry), description=pages[page], colour=COLOUR_RULES)
+    label = KIND_LABELS.get(entry.kind, entry.kind)
+    embed.set_author(name=truncate(f"{label} · {edition_label(entry.edition)}"
+                                   + (f" · {entry.faction}" if entry.faction else ""), 256))
+    if complete is not None and page == len(pages) - 1:
+        embed.add_field(name="Complete rule", value=truncate(
+            f"This source leaves a table empty. The complete rule is **{_title(complete)}** "
+            f"({complete.source}) — use the button below.", EMBED_FIELD_VALUE_MAX), inline=False)
+    embed.set_footer(text=_footer(entry, page, len(pages)))
+    return embed
+
+
+# ---------------------------------------------------------------------------------------------
+# Datasheets
+
+
+def _cell(value, width: int) -> str:
+    text = "-" if value is None else str(value)
+    return text[:width].rjust(width)
+
+
+def profile_table(profiles: list[dict]) -> str:
+    """```M  T Sv Inv W Ld OC``` rows, one per model type, names above when there are several."""
+    lines = ["  M   T  Sv Inv  W  Ld OC"]
+    for p in profiles:
+        sv = f"{p['Sv']}+" if p.get("Sv") is not None else "-"
+        inv = f"{p['InSv']}+" if p.get("InSv") else "-"
+        ld = f"{p['Ld']}+" if p.get("Ld") is not None else "-"
+        if len(profiles) > 1:
+            lines.append(str(p.get("name", ""))[:30])
+        lines.append(f"{_cell(p.get('M'), 3)} {_cell(p.get('T'), 3)} {_cell(sv, 3)} {_cell(inv, 3)} "
+                     f"{_cell(p.get('W'), 2)} {_cell(ld, 3)} {_cell(p.get('OC'), 2)}")
+    return "```\n" + "\n".join(lines) + "\n```"
+
+
+def weapon_lines(w: dict) -> str:
+    """Two lines per profile: the name (with keywords), then range/A/skill/S/AP/D."""
+    rng = "Melee" if w.get("range") == "melee" else f'{w.get("range")}"'
+    skill = "N/A" if w.get("skill") is None else f'{w["skill"]}+'
+    label = "WS" if w.get("type") == "melee" else "BS"
+    kw = f" [{', '.join(w['keywords'])}]" if w.get("keywords") else ""
+    return (f"**{escape(str(w.get('name', '')))}**{escape(kw)}\n"
+            f"`{rng:>5} A{w.get('A')} {label}{skill} S{w.get('S')} AP{w.get('AP')} D{w.get('D')}`")
+
+
+def _chunks(lines: list[str], limit: int = EMBED_FIELD_VALUE_MAX) -> list[str]:
+    out: list[str] = []
+    current = ""
+    for line in lines:
+        line = truncate(line, limit)
+        candidate = f"{current}\n{line}" if current else line
+        if len(candidate) > limit:
+            out.append(current)
+            current = line
+        else:
+            current = candidate
+    if current:
+        out.append(current)
+    return out
+
+
+def datasheet_embed(entry: Entry, *, complete: Entry | None = None) -> discord.Embed:
+    data = entry.data
+    embed = discord.Embed(title=truncate(entry.name, 256), colour=COLOUR_RULES)
+    embed.set_author(name=truncate(f"Datasheet · {edition_label(entry.edition)}"
+                                   + (f" · {entry.faction}" if entry.faction else ""), 256))
+    description = profile_table(data.get("profiles") or []) if data.get("profiles") else \
+        "*This source prints no profile table for this unit.*"
+    embed.description = description
+    fields = 0
+    for kind, title in (("ranged", "Ranged weapons"), ("melee", "Melee weapons")):
+        lines = [weapon_lines(w) for w in data.get("weapons") or [] if w.get("type") == kind]
+        for i, chunk in enumerate(_chunks(lines)):
+            if fields < 20:
+                embed.add_field(name=title if i == 0 else f"{title} (cont.)", value=chunk, inline=False)
+                fields += 1
+    ability_lines = []
+    for a in data.get("abilities") or []:
+        if a.get("text"):
+            ability_lines.append(f"**{escape(a['name'])}:** {truncate(a['text'], 600)}")
+        else:
+            ability_lines.append(f"**{escape(a['name'])}** ({a.get('type') or 'ability'})")
+    for i, chunk in enumerate(_chunks(ability_lines)):
+        if fields < 22:
+            embed.add_field(name="Abilities" if i == 0 else "Abilities (cont.)", value=chunk, inline=False)
+            fields += 1
+    unit = []
+    if data.get("composition"):
+        unit.append("; ".join(data["composition"]))
+    if data.get("points"):
+        unit.append("Points: " + ", ".join(f"{p['models']} model{'s' if p['models'] != 1 else ''}: {p['points']}"
+                                           + (f" ({p['label']})" if p.get("label") else "") for p in data["points"]))
+    if data.get("leader"):
+        unit.append(str(data["leader"]))
+    if unit:
+        embed.add_field(name="Unit", value=truncate("\n".join(unit), EMBED_FIELD_VALUE_MAX), inline=False)
+    keywords = ", ".join(data.get("keywords") or [])
+    factions = ", ".join(data.get("faction_keywords") or [])
+    if keywords or factions:
+        embed.add_field(name="Keywords", value=truncate(keywords + (f"\nFaction: {factions}" if factions else ""),
+                                                        EMBED_FIELD_VALUE_MAX), inline=False)
+    if complete is not None:
+        embed.add_field(name="More complete source", value=truncate(f"{complete.name} ({complete.source})", 1024),
+                        inline=False)
+    embed.set_footer(text=_footer(entry, 0, 1))
+    return embed
+
+
+# ---------------------------------------------------------------------------------------------
+# Misses
+
+
+def no_match_embed(query: str, suggestions: list[Hit]) -> discord.Embed:
+    shown = escape(truncate(" ".join(query.split()), 80)) or "that"
+    if suggestions:
+        lines = "\n".join(f"- {escape(hit_label(h))}" for h in suggestions[:5])
+        text = f"Nothing matches **{shown}** closely. Nearest entries:\n{lines}"
+    else:
+        text = (f"Nothing in the catalog matches **{shown}**. Try a rule, stratagem or unit name, "
+                "e.g. `lethal hits`, `command re-roll` or `stompa`.")
+    return discord.Embed(title="No match", description=text, colour=COLOUR_ERROR)
+
+
+def picker_embed(query: str, hits: list[Hit]) -> discord.Embed:
+    shown = escape(truncate(" ".join(query.split()), 80))
+    embed = discord.Embed(title="Did you mean…", colour=COLOUR_RULES,
+                          description=f"Several entries match **{shown}**. Choose one below.")
+    embed.set_footer(text="Only the person who asked can choose.")
+    return embed

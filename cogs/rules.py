@@ -1,0 +1,255 @@
+"""/rule, /datasheet and /stratagem: catalog lookups with autocomplete, a "did you mean" picker that
+only the asker can use, and paginated answers.
+
+Thin by design: parse the options, ask `bot.services.catalog`, render with `bot.render.rules`. The
+buttons and the picker are DynamicItems whose custom_id carries everything they need, so they keep
+working after a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import re
+
+import discord
+from discord import app_commands
+from discord.app_commands import Choice
+from discord.ext import commands
+
+from bot.catalog.model import Entry, Hit
+from bot.catalog.service import Catalog
+from bot.errors import UserError
+from bot.render.common import NO_MENTIONS, escape, truncate
+from bot.render.rules import entry_embed, entry_pages, hit_label, no_match_embed, picker_embed
+
+log = logging.getLogger("cogitator.rules")
+
+EDITION_CHOICES = [Choice(name="11th edition (current)", value="11e"), Choice(name="10th edition", value="10e")]
+QUERY_MAX = 200
+PICK_MIN_SCORE = 55.0  # below this a candidate is a "nearest suggestion", not a plausible answer
+PICKER_SIZE = 10
+
+
+def _catalog(interaction: discord.Interaction) -> Catalog:
+    return interaction.client.services.catalog  # type: ignore[attr-defined]
+
+
+def _guild_edition(interaction: discord.Interaction) -> str:
+    return interaction.client.services.guild_settings.edition(interaction.guild_id)  # type: ignore[attr-defined]
+
+
+def digest(entry_id: str) -> str:
+    """A short stable key for an entry id, for custom_ids (Discord allows 100 characters)."""
+    return hashlib.sha1(entry_id.encode()).hexdigest()[:16]
+
+
+def entry_by_digest(catalog: Catalog, key: str) -> Entry | None:
+    for rec in catalog.index.records:
+        if digest(rec.id) == key:
+            return catalog.get(rec.id)
+    return None
+
+
+def answer_view(entry: Entry, page: int, catalog: Catalog) -> discord.ui.View | None:
+    """Page buttons for long texts, and a button to the complete rule when this source left a table empty."""
+    view = discord.ui.View(timeout=None)
+    pages = entry_pages(entry)
+    key = digest(entry.id)
+    if pages > 1:
+        view.add_item(PageButton(key, page - 1, "◀ Previous", disabled=page <= 0))
+        view.add_item(PageButton(key, page + 1, "Next ▶", disabled=page >= pages - 1))
+    complete = catalog.complete_text_for(entry.id)
+    if complete is not None:
+        view.add_item(ShowButton(digest(complete.id)))
+    return view if view.children else None
+
+
+def render_answer(catalog: Catalog, entry: Entry, page: int = 0) -> tuple[discord.Embed, discord.ui.View | None]:
+    complete = catalog.complete_text_for(entry.id)
+    return entry_embed(entry, page=page, complete=complete), answer_view(entry, page, catalog)
+
+
+class PageButton(discord.ui.DynamicItem[discord.ui.Button], template=r"rules:page:(?P<key>[0-9a-f]{16}):(?P<page>-?\d{1,4})"):
+    """◀ / ▶ on a long answer; anyone reading can turn the page."""
+
+    def __init__(self, key: str, page: int, label: str = "Page", *, disabled: bool = False) -> None:
+        super().__init__(discord.ui.Button(label=label, style=discord.ButtonStyle.secondary,
+                                           custom_id=f"rules:page:{key}:{page}", disabled=disabled))
+        self.key = key
+        self.page = page
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button,
+                             match: re.Match[str]) -> PageButton:
+        return cls(match["key"], int(match["page"]))
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        catalog = _catalog(interaction)
+        entry = await asyncio.to_thread(entry_by_digest, catalog, self.key)
+        if entry is None:
+            await interaction.response.send_message("That entry is no longer in the catalog (it was re-imported).",
+                                                    ephemeral=True, allowed_mentions=NO_MENTIONS)
+            return
+        page = max(0, min(self.page, entry_pages(entry) - 1))
+        embed, view = render_answer(catalog, entry, page)
+        await interaction.response.edit_message(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
+
+
+class ShowButton(discord.ui.DynamicItem[discord.ui.Button], template=r"rules:show:(?P<key>[0-9a-f]{16})"):
+    """"Show complete rule": posts the full rule from the other source, for the person who pressed it."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(discord.ui.Button(label="Show complete rule", style=discord.ButtonStyle.primary,
+                                           custom_id=f"rules:show:{key}"))
+        self.key = key
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button,
+                             match: re.Match[str]) -> ShowButton:
+        return cls(match["key"])
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        catalog = _catalog(interaction)
+        entry = await asyncio.to_thread(entry_by_digest, catalog, self.key)
+        if entry is None:
+            await interaction.response.send_message("That rule is no longer in the catalog.", ephemeral=True,
+                                                    allowed_mentions=NO_MENTIONS)
+            return
+        embed, view = render_answer(catalog, entry)
+        kwargs = {"view": view} if view else {}
+        await interaction.response.send_message(embed=embed, ephemeral=True, allowed_mentions=NO_MENTIONS, **kwargs)
+
+
+class PickSelect(discord.ui.DynamicItem[discord.ui.Select], template=r"rules:pick:(?P<user>[0-9]{1,20})"):
+    """The "did you mean" menu; the custom_id names the asker, and only they can choose."""
+
+    def __init__(self, user_id: int, hits: list[Hit] | None = None) -> None:
+        options = [discord.SelectOption(label=truncate(h.name, 100), value=h.id if len(h.id) <= 100 else digest(h.id),
+                                        description=truncate(hit_label(h).split(" · ", 1)[1], 100))
+                   for h in (hits or [])[:25]]
+        super().__init__(discord.ui.Select(custom_id=f"rules:pick:{user_id}", placeholder="Choose an entry",
+                                           options=options or [discord.SelectOption(label="-", value="-")]))
+        self.user_id = user_id
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Select,
+                             match: re.Match[str]) -> PickSelect:
+        return cls(int(match["user"]))
+
+    async def interaction_check(self, interaction: discord.Interaction) -> bool:
+        if interaction.user.id != self.user_id:
+            await interaction.response.send_message("Only the person who asked can choose here; run the command "
+                                                    "yourself to get your own menu.", ephemeral=True,
+                                                    allowed_mentions=NO_MENTIONS)
+            return False
+        return True
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        catalog = _catalog(interaction)
+        values = (interaction.data or {}).get("values") or []  # type: ignore[union-attr]
+        chosen = str(values[0]) if values else ""
+        entry = catalog.get(chosen) or (await asyncio.to_thread(entry_by_digest, catalog, chosen)
+                                        if re.fullmatch(r"[0-9a-f]{16}", chosen) else None)
+        if entry is None:
+            await interaction.response.send_message("That choice is no longer in the catalog.", ephemeral=True,
+                                                    allowed_mentions=NO_MENTIONS)
+            return
+        embed, view = render_answer(catalog, entry)
+        await interaction.response.edit_message(content=None, embed=embed, view=view, allowed_mentions=NO_MENTIONS)
+
+
+class Rules(commands.Cog):
+    def __init__(self, bot: commands.Bot) -> None:
+        self.bot = bot
+
+    async def _lookup(self, interaction: discord.Interaction, query: str, kind: str | tuple[str, ...] | None,
+                      edition: str | None) -> None:
+        catalog: Catalog = self.bot.services.catalog  # type: ignore[attr-defined]
+        query = (query or "").strip()
+        if len(query) > QUERY_MAX:
+            query = query[:QUERY_MAX]
+        if not query or not re.search(r"[0-9A-Za-z]", query):
+            raise UserError("Type a name to look up, e.g. `lethal hits`, `command re-roll` or `stompa`.",
+                            field="query")
+        prefer = _guild_edition(interaction)
+        # a value picked from autocomplete is an entry id
+        entry = catalog.get(query)
+        if entry is not None and (kind is None or entry.kind in ((kind,) if isinstance(kind, str) else kind)):
+            if edition and entry.edition != edition:
+                entry = None
+        if entry is None:
+            resolution = await asyncio.to_thread(catalog.resolve, query, kind=kind, edition=edition,
+                                                 prefer_edition=prefer)
+            plausible = [h for h in resolution.candidates if h.score >= PICK_MIN_SCORE]
+            if resolution.best is not None and resolution.confident:
+                entry = resolution.best
+            elif not plausible:
+                await interaction.response.send_message(embed=no_match_embed(query, resolution.candidates[:5]),
+                                                        ephemeral=True, allowed_mentions=NO_MENTIONS)
+                return
+            elif len(plausible) == 1:
+                entry = catalog.get(plausible[0].id)
+            else:
+                view = discord.ui.View(timeout=None)
+                view.add_item(PickSelect(interaction.user.id, plausible[:PICKER_SIZE]))
+                await interaction.response.send_message(embed=picker_embed(query, plausible), view=view,
+                                                        allowed_mentions=NO_MENTIONS)
+                return
+        if entry is None:
+            raise UserError(f"Nothing matches {escape(truncate(query, 80))}.", field="query")
+        embed, view = render_answer(catalog, entry)
+        kwargs = {"view": view} if view else {}
+        await interaction.response.send_message(embed=embed, allowed_mentions=NO_MENTIONS, **kwargs)
+
+    async def _complete(self, interaction: discord.Interaction, current: str,
+                        kind: str | tuple[str, ...] | None) -> list[Choice[str]]:
+        try:
+            catalog: Catalog = self.bot.services.catalog  # type: ignore[attr-defined]
+            namespace = interaction.namespace
+            edition = getattr(namespace, "edition", None) or None
+            prefer = _guild_edition(interaction)
+            hits = catalog.autocomplete((current or "")[:QUERY_MAX], kind=kind, edition=edition,
+                                        prefer_edition=prefer, limit=25)
+        except Exception:  # autocomplete must always answer; the command reports real problems
+            log.exception("rules autocomplete failed")
+            return []
+        return [Choice(name=hit_label(h), value=h.id if len(h.id) <= 100 else truncate(h.name, 100))
+                for h in hits[:25]]
+
+    @app_commands.command(name="rule", description="Look up a rule, ability, keyword or anything in the catalog.")
+    @app_commands.describe(query="Name, abbreviation (DW, CRR, FNP), rule number (24.23) or words from the text",
+                           edition="Rules edition (default: this server's edition, then the other)")
+    @app_commands.choices(edition=EDITION_CHOICES)
+    async def rule(self, interaction: discord.Interaction, query: str, edition: str | None = None) -> None:
+        await self._lookup(interaction, query, None, edition)
+
+    @rule.autocomplete("query")
+    async def _rule_complete(self, interaction: discord.Interaction, current: str) -> list[Choice[str]]:
+        return await self._complete(interaction, current, None)
+
+    @app_commands.command(name="datasheet", description="Show a unit's datasheet: profiles, weapons, abilities.")
+    @app_commands.describe(name="Unit name (typos are fine)", edition="Rules edition (default: this server's)")
+    @app_commands.choices(edition=EDITION_CHOICES)
+    async def datasheet(self, interaction: discord.Interaction, name: str, edition: str | None = None) -> None:
+        await self._lookup(interaction, name, "datasheet", edition)
+
+    @datasheet.autocomplete("name")
+    async def _datasheet_complete(self, interaction: discord.Interaction, current: str) -> list[Choice[str]]:
+        return await self._complete(interaction, current, "datasheet")
+
+    @app_commands.command(name="stratagem", description="Show a stratagem: cost, when, target, effect.")
+    @app_commands.describe(name="Stratagem name or abbreviation (CRR)", edition="Rules edition (default: this server's)")
+    @app_commands.choices(edition=EDITION_CHOICES)
+    async def stratagem(self, interaction: discord.Interaction, name: str, edition: str | None = None) -> None:
+        await self._lookup(interaction, name, "stratagem", edition)
+
+    @stratagem.autocomplete("name")
+    async def _stratagem_complete(self, interaction: discord.Interaction, current: str) -> list[Choice[str]]:
+        return await self._complete(interaction, current, "stratagem")
+
+
+async def setup(bot: commands.Bot) -> None:
+    bot.add_dynamic_items(PageButton, ShowButton, PickSelect)
+    await bot.add_cog(Rules(bot))
