@@ -99,6 +99,16 @@ class InteractionRecord:
         """Seconds from INTERACTION_CREATE written to the accepted callback received."""
         return self.callback.at - self.sent_at if self.callback else None
 
+    @property
+    def answer_latency(self) -> float | None:
+        """Seconds until the user sees the answer: the callback, or after a deferral the first edit/follow-up."""
+        if self.callback is None:
+            return None
+        if self.callback.type != 5:
+            return self.latency
+        times = [m["_at"] for m in self.edits + self.followups]
+        return min(times) - self.sent_at if times else None
+
     def messages(self) -> list[dict[str, Any]]:
         """Every message body the bot produced: the response or final edit, then follow-ups."""
         out = []
@@ -470,7 +480,7 @@ class FakeDiscord:
                 message = self._store_message(int(original["id"]), record, body, files)
             else:
                 message = self._store_message(P.snowflake(), record, body, files)
-            record.followups.append(dict(body, _message_id=message["id"], _files=sorted(files)))
+            record.followups.append(dict(body, _message_id=message["id"], _files=sorted(files), _at=time.monotonic()))
             record.files |= files
             return _json(message)
         if target is None:
@@ -496,7 +506,7 @@ class FakeDiscord:
                 merged["attachments"] = P.message(message_id, 0, self.bot_user, {}, kept | files,
                                                   base_url=self.base_url)["attachments"]
             self.messages[message_id] = merged
-            record.edits.append(dict(body, _message_id=str(message_id), _files=sorted(files)))
+            record.edits.append(dict(body, _message_id=str(message_id), _files=sorted(files), _at=time.monotonic()))
             record.files |= files
             return _json(merged)
         return _error(405, 0, "405: Method Not Allowed")
