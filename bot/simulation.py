@@ -11,7 +11,9 @@ The limits, all per process:
 - at most `MAX_PENDING` requests are admitted (running plus queued); the next one gets a "busy, try
   again" UserError straight away instead of waiting in an unbounded queue;
 - a request still unfinished after `TIMEOUT_S` is answered with a UserError; its thread finishes in
-  the background (threads cannot be killed) and still counts against `MAX_PENDING` until it does.
+  the background (threads cannot be killed) and still counts against `MAX_PENDING` until it does;
+- Monte Carlo requests from chat get at most `MONTECARLO_ROLL_BUDGET` dice rolls (fewer trials for
+  huge volleys, never fewer than `MIN_TRIALS`), so they finish in seconds, not minutes.
 """
 
 from __future__ import annotations
@@ -27,6 +29,12 @@ from bot.errors import UserError
 WORKERS = 2
 MAX_PENDING = 8
 TIMEOUT_S = 30.0
+# Monte Carlo in chat: the engine rolls about 2-3e7 attack dice a second here, so 100,000 trials of a
+# 600-dice volley already take ~3 s. Trials are reduced (never below MIN_TRIALS) to stay within this
+# many dice rolls, about 2 s; the embed says so and shows the standard errors.
+DEFAULT_TRIALS = 100_000
+MIN_TRIALS = 10_000
+MONTECARLO_ROLL_BUDGET = 50_000_000
 
 # Engine field paths (contract 1) in the words of the profile strings and command options.
 _WEAPON_FIELDS = {
@@ -51,14 +59,13 @@ _TARGET_FIELDS = {
     "keywords": "target kw",
     "wounds_lost": "target wounds_lost",
 }
-_LIMIT_WORDS = re.compile(r"\b(limit|too (?:many|large|big)|exceed|at most|beyond|maximum)\b", re.IGNORECASE)
 
 
 def describe_field(path: str | None) -> str | None:
     """`volley[1].weapon.attacks` -> `weapon 2 A`; `target.save` -> `target Sv`; unknown paths unchanged."""
     if not path:
         return None
-    match = re.fullmatch(r"volley\[(\d+)\](?:\.weapon)?\.?(\w+)?", path)
+    match = re.fullmatch(r"volley\[(\d+)\](?:\.weapon)?\.?(\w+)?(?:\[\d+\])?", path)
     if match:
         index = int(match.group(1)) + 1
         leaf = match.group(2)
@@ -67,7 +74,7 @@ def describe_field(path: str | None) -> str | None:
         if leaf == "models":
             return f"weapon {index} models"
         return f"weapon {index} {_WEAPON_FIELDS.get(leaf, leaf)}"
-    match = re.fullmatch(r"target\.(\w+)", path)
+    match = re.fullmatch(r"target\.(\w+)(?:\[\d+\])?", path)
     if match:
         return _TARGET_FIELDS.get(match.group(1), f"target {match.group(1)}")
     if path.startswith("context."):
@@ -75,17 +82,75 @@ def describe_field(path: str | None) -> str | None:
     return path
 
 
+def _montecarlo_would_accept(request: dict[str, Any]) -> bool:
+    """True when an exact request was refused for its size only: the same request passes all of the
+    engine's checks, size limits included, as Monte Carlo with the fewest trials chat would use (bad
+    profiles fail either way, so they get no such hint)."""
+    if request.get("method", "exact") != "exact":
+        return False
+    try:
+        from engine import prepare
+
+        prepare({**request, "method": "montecarlo", "trials": MIN_TRIALS})
+    except Exception:
+        return False
+    return True
+
+
+# The engine phrases its advice for JSON callers; Discord users get the option syntax instead.
+_JSON_ADVICE = re.compile(r';?\s*use\s+"method":\s*"montecarlo"', re.IGNORECASE)
+
+
 def _user_error(message: str, field: str | None, request: dict[str, Any]) -> UserError:
     """Turn an engine RequestError into words for Discord; size-limit refusals suggest Monte Carlo."""
     label = describe_field(field)
-    text = message.rstrip(".")
+    text = _JSON_ADVICE.sub("", message).strip().rstrip(".")
     if label and label.lower() not in text.lower():
         text = f"{label}: {text}"
     text += "."
-    is_exact = request.get("method", "exact") == "exact"
-    if is_exact and _LIMIT_WORDS.search(message) and "montecarlo" not in message.lower():
+    if _montecarlo_would_accept(request):
         text += " That is beyond what the exact engine computes; try `method: montecarlo`."
     return UserError(text, field=field)
+
+
+def _engine_message(error: Exception) -> str:
+    return getattr(error, "message", None) or (str(error.args[0]) if error.args else str(error))
+
+
+def _attack_dice_per_trial(groups: list[Any]) -> int:
+    """Most attack dice one trial can roll (what Monte Carlo time is proportional to)."""
+    return sum(int(g.models) * (len(g.attacks_per_model) - 1) for g in groups)
+
+
+def prepare(request: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Every check the engine makes before working (validation and size limits), as a UserError, and
+    the Monte Carlo trial budget for chat. Cheap, so the cog runs it before deferring and bad requests
+    get an ephemeral reply. Returns the request to run and notes for the embed."""
+    from engine import RequestError
+    from engine import prepare as engine_prepare
+
+    notes: list[str] = []
+    budgeted = request.get("method") == "montecarlo" and "trials" not in request
+    try:
+        if not budgeted:
+            engine_prepare(request)
+            return request, notes
+        _, groups = engine_prepare({**request, "trials": MIN_TRIALS})
+        per_trial = max(1, _attack_dice_per_trial(groups))
+        trials = max(MIN_TRIALS, min(DEFAULT_TRIALS, MONTECARLO_ROLL_BUDGET // per_trial) // 1000 * 1000)
+        while True:  # the engine's own work limit may be tighter than the chat budget
+            try:
+                engine_prepare({**request, "trials": trials})
+                break
+            except RequestError as error:
+                if getattr(error, "field", None) != "trials" or trials <= MIN_TRIALS:
+                    raise
+                trials = max(MIN_TRIALS, trials // 2 // 1000 * 1000)
+    except RequestError as error:
+        raise _user_error(_engine_message(error), getattr(error, "field", None), request) from None
+    if trials < DEFAULT_TRIALS:
+        notes.append(f"Monte Carlo trials reduced to {trials:,} for this large volley, to answer in seconds")
+    return {**request, "trials": trials}, notes
 
 
 def _compute(
@@ -98,8 +163,7 @@ def _compute(
     try:
         result = simulate(request)
     except RequestError as error:
-        message = getattr(error, "message", None) or (str(error.args[0]) if error.args else str(error))
-        raise _user_error(message, getattr(error, "field", None), request) from None
+        raise _user_error(_engine_message(error), getattr(error, "field", None), request) from None
     png = plot_models_killed(result, title=plot_title) if with_plot else b""
     return result, png
 
@@ -150,6 +214,11 @@ class SimulationService:
                 f"The simulation took longer than {TIMEOUT_S:.0f} s and was abandoned; "
                 "try fewer attacks or `method: montecarlo`."
             ) from None
+
+    def prepare(self, request: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        """Check `request` as `run` would (UserError if invalid or too large) without running it, and
+        set the Monte Carlo trial count for chat. Returns (request to run, notes for the embed)."""
+        return prepare(request)
 
     async def simulate(self, request: dict[str, Any]) -> dict[str, Any]:
         """The result only, no plot (for callers that render their own)."""

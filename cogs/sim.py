@@ -4,15 +4,17 @@ Discord does not allow a command to be both invocable and a parent of subcommand
 `/sim` group with two subcommands: `/sim unit` (datasheets from the catalog, with autocomplete) and
 `/sim custom` (profile strings such as `A=D6+2 BS=3 S=14 AP=-3 D=D6+2 kw="BLAST 2"`).
 
-Everything the user can get wrong (profile strings, unit and weapon names) is checked before the
-interaction is deferred, so those errors arrive as ephemeral messages. The engine's own refusals come
-after the deferral; then the public "thinking…" message is deleted first so the error is ephemeral too.
+Everything the user can get wrong (profile strings, unit and weapon names, and the engine's own
+validation and size limits via `SimulationService.prepare`) is checked before the interaction is
+deferred, so those errors arrive as ephemeral messages. Should anything still fail after the deferral,
+the public "thinking…" message is deleted first so the error is ephemeral too.
 """
 
 from __future__ import annotations
 
 import io
 import logging
+from dataclasses import replace
 from typing import Any
 
 import discord
@@ -120,6 +122,10 @@ class Sim(commands.Cog):
         request: dict[str, Any],
         description: SimDescription,
     ) -> None:
+        # The engine's refusals come before deferring, so they are ephemeral replies.
+        request, notes = self.services.simulation.prepare(request)
+        if notes:
+            description = replace(description, notes=[*description.notes, *notes])
         await interaction.response.defer(thinking=True)
         try:
             result, png = await self.services.simulation.run(request)

@@ -1,0 +1,108 @@
+"""End-to-end /sim latency through the console: the real tree, engine, plot and follow-up.
+
+Prints p50/p99 per scenario, and splits the time into engine, plot and everything else (Discord
+plumbing, parsing, rendering) from the same run. Run: `.venv/bin/python bench/bench_sim.py [N]`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bot.config import Settings  # noqa: E402
+from bot.console import ConsoleSession  # noqa: E402
+from bot.sim_profiles import parse_attacker, parse_target  # noqa: E402
+from bot.sim_requests import SimOptions, build_request  # noqa: E402
+from engine import simulate  # noqa: E402
+from engine.plot import plot_models_killed  # noqa: E402
+
+SCENARIOS = {
+    "typical (10 bolters vs 10 MEQ)": (
+        'A=2 BS=3 S=4 AP=0 D=1 models=10 kw="RAPID FIRE 1"',
+        "T=4 Sv=3 W=2 models=10",
+    ),
+    "heavy (Deffkannon vs 3 Terminators)": (
+        'A=12 BS=5 S=14 AP=-3 D=D6+2 kw="BLAST 2"',
+        "T=5 Sv=2 inv=4 W=3 models=3",
+    ),
+    "big (30-shot Supa-gatler + 3 Big Shootas vs 20 Boyz)": (
+        'A=30 BS=5 S=7 AP=-2 D=2 kw="SUSTAINED HITS 1"; A=3 BS=5 S=5 D=1 models=3 kw="RAPID FIRE 2"',
+        "T=5 Sv=5 W=1 models=20 fnp=6",
+    ),
+}
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:7.1f} ms"
+
+
+async def main(runs: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(
+            token=None,
+            db_path=Path(tmp) / "state.db",
+            data_dir=Path(tmp) / "data",
+            log_level="WARNING",
+            sync_commands=False,
+        )
+        console = await ConsoleSession.open(settings)
+        try:
+            print(
+                f"/sim custom end to end through the console, {runs} runs per scenario (after 2 warm-up runs)"
+            )
+            print(
+                f"{'scenario':58} {'p50':>10} {'p99':>10} {'engine p50':>12} {'plot p50':>10} {'rest p50':>10}"
+            )
+            for name, (attacker, target) in SCENARIOS.items():
+                line = f"/sim custom attacker:{attacker} target:{target}"
+                request = build_request(
+                    parse_attacker(attacker).volley, parse_target(target).target, SimOptions(edition="11e")
+                )
+                totals, engine_times, plot_times = [], [], []
+                for i in range(runs + 2):
+                    start = time.perf_counter()
+                    replies = await console.send(line)
+                    elapsed = time.perf_counter() - start
+                    if not any(r.files for r in replies):
+                        raise SystemExit(f"{name}: no plot in the reply: {[r.to_json() for r in replies]}")
+                    t0 = time.perf_counter()
+                    result = simulate(request)
+                    t1 = time.perf_counter()
+                    plot_models_killed(result)
+                    t2 = time.perf_counter()
+                    if i >= 2:
+                        totals.append(elapsed)
+                        engine_times.append(t1 - t0)
+                        plot_times.append(t2 - t1)
+                p50 = statistics.median(totals)
+                rest = p50 - statistics.median(engine_times) - statistics.median(plot_times)
+                print(
+                    f"{name:58} {ms(p50):>10} {ms(percentile(totals, 0.99)):>10} "
+                    f"{ms(statistics.median(engine_times)):>12} {ms(statistics.median(plot_times)):>10} {ms(rest):>10}"
+                )
+            # Concurrency: N simultaneous /sim requests share the bounded pool; report the wall time.
+            line = f"/sim custom attacker:{SCENARIOS['typical (10 bolters vs 10 MEQ)'][0]} target:T=4 Sv=3 W=2 models=10"
+            for burst in (1, 4, 8):
+                start = time.perf_counter()
+                await asyncio.gather(*(console.send(line) for _ in range(burst)))
+                wall = time.perf_counter() - start
+                print(f"burst of {burst} concurrent /sim: wall {ms(wall)}, {ms(wall / burst)} per request")
+        finally:
+            await console.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 30))

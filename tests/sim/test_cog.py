@@ -1,0 +1,155 @@
+"""/sim through the console: the real CommandTree, the real engine, the real plot."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from PIL import Image
+
+from bot.console import ConsoleSession
+
+CUSTOM = '/sim custom attacker:A=D6+2 BS=3 S=14 AP=-3 D=D6+2 kw="BLAST 2" target:T=5 Sv=4 W=4 inv=4 models=3'
+
+
+def only(replies, kind: str):
+    found = [r for r in replies if r.kind == kind]
+    assert len(found) == 1, [r.to_json() for r in replies]
+    return found[0]
+
+
+def field_values(reply) -> dict[str, str]:
+    return {f["name"]: f["value"] for f in reply.embeds[0]["fields"]}
+
+
+async def test_custom_defers_then_follows_up_with_embed_and_png(console: ConsoleSession) -> None:
+    replies = await console.send(CUSTOM)
+    assert [r.kind for r in replies] == ["defer", "followup"]
+    assert replies[0].ephemeral is False
+    answer = replies[1]
+    assert answer.files == ["sim.png"]
+    image = Image.open(io.BytesIO(answer.file_data["sim.png"]))
+    assert image.format == "PNG" and image.size == (800, 450)
+    embed = answer.embeds[0]
+    assert embed["image"] == "attachment://sim.png"
+    values = field_values(answer)
+    assert values["Expected kills"].endswith("of 3")
+    assert values["P(wipe)"].startswith("**") and values["P(wipe)"].endswith("%**")
+    assert "wounds" in values["Expected damage"]
+    assert values["Keywords applied"] == "BLAST 2"
+    assert embed["footer"].startswith("11th edition · Ad-hoc profiles · exact")
+    assert "3 × target — T5 Sv4+ 4++ W4" in embed["description"]
+
+
+async def test_custom_numbers_match_the_engine(console: ConsoleSession) -> None:
+    from engine import simulate
+
+    replies = await console.send(
+        "/sim custom attacker:A=10 BS=3 S=4 AP=0 D=1 target:T=4 Sv=4 W=1 models=10 edition:10e"
+    )
+    answer = only(replies, "followup")
+    result = simulate(
+        {
+            "edition": "10e",
+            "volley": [
+                {
+                    "models": 1,
+                    "weapon": {
+                        "name": "w",
+                        "range": 24,
+                        "attacks": 10,
+                        "skill": 3,
+                        "strength": 4,
+                        "ap": 0,
+                        "damage": 1,
+                        "keywords": [],
+                    },
+                }
+            ],
+            "target": {"models": 10, "toughness": 4, "save": 4, "invulnerable": None, "wounds": 1},
+        }
+    )
+    # 10 attacks, hit 3+ (2/3), wound 4+ (1/2), save 4+ fails 1/2: 10 * 2/3 * 1/2 * 1/2 = 5/3 kills.
+    assert result["models_killed"]["mean"] == pytest.approx(10 / 6, abs=1e-9)
+    assert field_values(answer)["Expected kills"] == "**1.67** of 10"
+    assert answer.embeds[0]["footer"].startswith("10th edition")
+
+
+async def test_custom_options_are_passed_and_shown(console: ConsoleSession) -> None:
+    replies = await console.send(
+        "/sim custom attacker:A=10 BS=3 S=4 D=1 target:T=4 Sv=4 W=1 models=10 "
+        "hit_mod:1 reroll_wounds:ones cover:true method:montecarlo"
+    )
+    answer = only(replies, "followup")
+    assert "target in cover" in answer.embeds[0]["description"]
+    assert "wounds: re-roll 1s" in answer.embeds[0]["description"]
+    assert "Monte Carlo" in answer.embeds[0]["footer"]
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("/sim custom attacker:A=D7 BS=3 S=4 D=1 target:T=4 Sv=3 W=1", "attacker `A`"),
+        ("/sim custom attacker:A=3 BS=3 S=4 D=1 target:T=0 Sv=3 W=1", "target `T`"),
+        ("/sim custom attacker:A=3 BS=3 S=4 D=1 target:T=4 Sv=1+ W=1", "target `Sv`"),
+        ("/sim custom attacker:A=-1 BS=3 S=4 D=1 target:T=4 Sv=3 W=1", "attacker `A`"),
+        ("/sim custom attacker:A=999D6 BS=3 S=4 D=1 target:T=4 Sv=3 W=1", "attacker `A`"),
+        ("/sim custom attacker:A=lots BS=3 S=4 D=1 target:T=4 Sv=3 W=1", "attacker `A`"),
+        ("/sim custom attacker:A=3 BS=3 S=4 D=1 target:T=4 Sv=3", "target `W`"),
+        ("/sim custom attacker:hello target:T=4 Sv=3 W=1", "NAME=VALUE"),
+    ],
+)
+async def test_bad_profiles_get_an_ephemeral_error_naming_the_field(
+    console: ConsoleSession, line: str, words: str
+) -> None:
+    replies = await console.send(line)
+    assert len(replies) == 1, [r.to_json() for r in replies]
+    reply = replies[0]
+    assert reply.ephemeral and reply.kind == "response"
+    assert words in reply.embeds[0]["description"]
+    assert not reply.files
+
+
+async def test_oversized_exact_request_is_refused_ephemerally_with_a_monte_carlo_hint(
+    console: ConsoleSession,
+) -> None:
+    # 20 models x 10D6 attacks passes the profile parser but not the exact engine's 1,000-dice limit.
+    [reply] = await console.send(
+        "/sim custom attacker:A=10D6 BS=3 S=4 D=1 models=20 target:T=4 Sv=3 W=2 models=20"
+    )
+    assert reply.kind == "response" and reply.ephemeral
+    text = reply.embeds[0]["description"]
+    assert "exact engine" in text and "`method: montecarlo`" in text
+    assert '"method"' not in text  # the engine's JSON phrasing is not shown to Discord users
+
+
+async def test_request_beyond_every_limit_gets_no_monte_carlo_hint(console: ConsoleSession) -> None:
+    line = (
+        "/sim custom attacker:A=10D6 BS=3 S=4 D=1 models=100; A=10D6 BS=3 S=4 D=1 models=100 "
+        "target:T=4 Sv=3 W=20 models=100"
+    )
+    for suffix in ("", " method:montecarlo"):
+        [reply] = await console.send(line + suffix)
+        assert reply.kind == "response" and reply.ephemeral
+        assert "montecarlo" not in reply.embeds[0]["description"]
+
+
+async def test_engine_validation_error_names_the_field_and_gets_no_monte_carlo_hint(
+    console: ConsoleSession,
+) -> None:
+    # T=500 passes the profile parser's sanity bounds; the engine's limit (T <= 100) refuses it.
+    [reply] = await console.send("/sim custom attacker:A=3 BS=3 S=4 D=1 target:T=500 Sv=3 W=1")
+    assert reply.kind == "response" and reply.ephemeral
+    text = reply.embeds[0]["description"]
+    assert text.startswith("target T:") and "500" in text
+    assert "montecarlo" not in text
+
+
+async def test_failure_after_deferral_deletes_the_thinking_message_and_answers_ephemerally(
+    console: ConsoleSession,
+) -> None:
+    console.bot.services.simulation.close()  # shutting down: admitted no more, after the cheap checks
+    replies = await console.send(CUSTOM)
+    assert [r.kind for r in replies] == ["defer", "delete", "followup"]
+    assert replies[-1].ephemeral
+    assert "shutting down" in replies[-1].embeds[0]["description"]
