@@ -75,7 +75,7 @@ def sample_group(rng: np.random.Generator, g: ResolvedGroup, trials: int) -> dic
     rolled = hits_per_die - crit.view(np.int8) if g.lethal else hits_per_die
     hmax = max(int(rolled.max(initial=0)), 1)
     wcat = _roll(rng, (trials, cmax, hmax), g.wound_category, g.wound_reroll)
-    if hmax > 1 or exists is not None or g.lethal:
+    if not (rolled == hmax).all():  # slots beyond a die's rolled hits do not exist
         wcat *= np.arange(hmax, dtype=np.int8)[None, None, :] < rolled[:, :, None]
     save_table = np.zeros(7, dtype=bool)
     save_table[1:] = g.save_passes(np.arange(1, 7))

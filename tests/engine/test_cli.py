@@ -1,0 +1,67 @@
+"""`python -m engine [FILE|-]` (contract 1) through a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+REQ = {"edition": "10e",
+       "volley": [{"models": 1, "weapon": {"name": "Autoch-pattern bolter", "range": 24, "attacks": 2, "skill": 4,
+                                           "strength": 4, "ap": 0, "damage": 1, "keywords": []}}],
+       "target": {"models": 3, "toughness": 5, "save": 4, "invulnerable": 4, "wounds": 4}}
+
+
+def run(args, stdin: str | None = None):
+    return subprocess.run([sys.executable, "-m", "engine", *args], input=stdin, capture_output=True, text=True,
+                          cwd=ROOT, timeout=60)
+
+
+def test_stdin_single_request():
+    p = run(["-"], json.dumps(REQ))
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["edition"] == "10e" and out["method"] == "exact"
+    assert set(out) >= {"stages", "models_killed", "damage", "p_wipe", "attacker_mortal_wounds", "ignored_keywords",
+                        "notes"}
+    assert sum(out["models_killed"]["pmf"]) == pytest.approx(1.0)
+
+
+def test_file_and_list(tmp_path):
+    f = tmp_path / "req.json"
+    f.write_text(json.dumps([REQ, dict(REQ, edition="11e", method="montecarlo", trials=1000, seed=1)]))
+    p = run([str(f)])
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert [o["method"] for o in out] == ["exact", "montecarlo"]
+    assert "standard_error" in out[1]
+
+
+def test_no_argument_reads_stdin():
+    assert run([], json.dumps(REQ)).returncode == 0
+
+
+@pytest.mark.parametrize(("stdin", "field"), [
+    ("{not json", ""),
+    ("", ""),
+    (json.dumps(dict(REQ, target=dict(REQ["target"], toughness=0))), "target.toughness"),
+    (json.dumps([REQ, dict(REQ, volley=[{"weapon": dict(REQ["volley"][0]["weapon"], attacks="999D6")}])]),
+     "[1].volley[0].weapon.attacks"),
+    (json.dumps([]), ""),
+])
+def test_invalid_input_exit_2(stdin, field):
+    p = run(["-"], stdin)
+    assert p.returncode == 2
+    err = json.loads(p.stdout)
+    assert set(err) == {"error", "field"} and err["field"] == field and err["error"]
+    assert "Traceback" not in p.stderr
+
+
+def test_missing_file():
+    p = run(["/nonexistent/req.json"])
+    assert p.returncode == 2
+    assert "cannot read" in json.loads(p.stdout)["error"]
