@@ -237,3 +237,44 @@ def test_followup_429_is_retried_once_delivered_once(single: Single) -> None:
     posts = [r for r in fake.requests if r.method == "POST" and record.token in r.path and "/webhooks/" in r.path]
     assert [p.status for p in posts] == [429, 429, 200]
     assert time.monotonic() - started >= 0.4
+
+
+def test_rule_autocomplete_then_lookup_round_trips(single: Single) -> None:
+    fake, bot = single
+    choices, typing = fake.autocomplete("rule", {"query": "leth"}, "query")
+    assert typing.callback is not None and typing.callback.type == 8, dump_on_failure(bot)
+    assert 1 <= len(choices) <= 25
+    lethal = next(c for c in choices if c["name"].startswith("Lethal Hits"))
+    # The user picks the suggestion: the client sends the choice's value as the option.
+    record = fake.slash("rule", {"query": lethal["value"]})
+    assert record.callback is not None and record.callback.type == 4, dump_on_failure(bot)
+    embed = record.callback.data["embeds"][0]
+    assert "Lethal Hits" in embed["title"]
+    assert "wound" in record.text().lower()
+    assert _no_pings(record.callback.data)
+    assert typing.latency is not None and record.latency is not None
+
+
+def test_rule_picker_is_only_for_the_asker(single: Single) -> None:
+    fake, bot = single
+    ask = fake.slash("rule", {"query": "leth"})
+    message = fake.message(ask.original_message_id or 0)
+    [select] = [c for row in message["components"] for c in row["components"] if c["type"] == 3]
+    assert select["custom_id"] == "rules:pick:111"
+    value = select["options"][0]["value"]
+    other = fake.click(message, select["custom_id"], values=[value], user_id=222)
+    assert other.callback is not None and other.callback.type == 4
+    assert other.callback.data.get("flags", 0) & EPHEMERAL, "someone else's choice is refused privately"
+    chosen = fake.click(fake.message(message["id"]), select["custom_id"], values=[value], user_id=111)
+    assert chosen.callback is not None and chosen.callback.type == 7, dump_on_failure(bot)
+    assert fake.message(message["id"])["embeds"][0]["title"] != "Did you mean…"
+
+
+def test_datasheet_and_stratagem_round_trip(single: Single) -> None:
+    fake, _ = single
+    sheet = fake.slash("datasheet", {"name": "stompa"})
+    assert sheet.callback is not None and "Stompa" in sheet.callback.data["embeds"][0]["title"]
+    choices, _ = fake.autocomplete("stratagem", {"name": "command re"}, "name")
+    assert choices and len(choices) <= 25
+    strat = fake.slash("stratagem", {"name": choices[0]["value"]})
+    assert strat.callback is not None and strat.callback.type == 4 and "CP" in strat.text()
