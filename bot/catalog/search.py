@@ -145,7 +145,7 @@ class SearchIndex:
         if q in self.by_name:
             put(q, 100.0)
         for name in self.by_compact.get(q.replace(" ", ""), ()):
-            put(name, 99.0)
+            put(name, 100.0)  # the same name but for spaces/punctuation: "counter offensive" = "Counteroffensive"
         # prefix: names starting with the query (bisect over the sorted names)
         lo = bisect.bisect_left(self.names, q)
         for name in self.names[lo:lo + 400]:
@@ -243,7 +243,8 @@ class SearchIndex:
         words = q.split()
         kept = [w for w in words if w not in _EDITION_WORDS]
         if len(kept) != len(words) and kept:
-            prefer_edition = prefer_edition or _EDITION_WORDS[next(w for w in words if w in _EDITION_WORDS)]
+            # an edition typed in the query ("blast 10e") beats the server default
+            prefer_edition = _EDITION_WORDS[next(w for w in words if w in _EDITION_WORDS)]
             q = " ".join(kept)
         question = bool(words) and (words[0] in _QUESTION_WORDS and len(words) >= 3)
         if not q:
@@ -346,7 +347,9 @@ def fts_words(query: str) -> list[str]:
     """Words worth sending to FTS5: normalised, question words dropped, at most 12."""
     words = [w.strip("+") for w in normalize((query or "")[: MAX_QUERY_CHARS * 4]).split()]
     kept = [w for w in words if w and w not in _QUESTION_WORDS and w not in _EDITION_WORDS]
-    return (kept or [w for w in words if w])[:12]
+    # crude stemming, as FTS5 matches the stem as a prefix: "opens" -> "open*", "tokens" -> "token*"
+    stems = [w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w for w in kept]
+    return (stems or [w for w in words if w])[:12]
 
 
 def confident(query: str, scores: list[float], hits: list[Hit]) -> bool:
