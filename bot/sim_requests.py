@@ -67,37 +67,69 @@ def weapon_kind(weapon: dict[str, Any]) -> str:
     return "melee" if weapon.get("range") == "melee" else "ranged"
 
 
+def distinct_weapons(weapons: list[dict[str, Any]], kind: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """The `kind` weapons with one profile per multi-profile weapon (the first), and notes saying so."""
+    chosen: list[dict[str, Any]] = []
+    notes: list[str] = []
+    seen: dict[str, str] = {}
+    for weapon in weapons:
+        if weapon_kind(weapon) != kind:
+            continue
+        name = str(weapon.get("name", ""))
+        base = str(weapon.get("weapon") or base_name(name))
+        if base in seen:
+            notes.append(
+                f"{base}: fired as {seen[base]} only (one profile per attack; pick another with weapon:)"
+            )
+            continue
+        seen[base] = name
+        chosen.append(weapon)
+    return chosen, list(dict.fromkeys(notes))
+
+
 def select_weapons(
-    weapons: list[dict[str, Any]], choice: str | None
+    weapons: list[dict[str, Any]], choice: str | None, *, single_model: bool = True
 ) -> tuple[list[dict[str, Any]], list[str]]:
-    """The weapons `choice` names: one weapon (by name, as autocomplete sends it, or `#n`), or every
-    ranged/melee weapon with one profile per multi-profile weapon. Returns (weapons, notes)."""
+    """The weapons `choice` names: one weapon (by name, as autocomplete sends it, or `#n`), or all of a
+    single model's ranged weapons (one profile each), or its one melee weapon. Returns (weapons, notes).
+
+    Units of several models list wargear *options*, not what each model carries, so "all" is refused
+    for them rather than firing every option from every model. A model fights with one melee weapon
+    (11e 04.01), so "all melee" is refused when there is more than one to choose from."""
     if not weapons:
         raise UserError("That datasheet lists no weapons to simulate.", field="attacker")
     if choice is None or not choice.strip():
-        has_ranged = any(weapon_kind(w) == "ranged" for w in weapons)
-        choice = ALL_RANGED if has_ranged else ALL_MELEE
+        ranged, _ = distinct_weapons(weapons, "ranged")
+        melee, _ = distinct_weapons(weapons, "melee")
+        if len(ranged) == 1 or (single_model and ranged):
+            choice = ALL_RANGED
+        elif not ranged and (len(melee) == 1):
+            choice = ALL_MELEE
+        else:
+            options = ", ".join(str(w.get("name")) for w in (ranged or melee)[:8])
+            raise UserError(
+                f"Pick a weapon with `weapon:` (this unit has several: {options}).", field="weapon"
+            )
     choice = choice.strip()
     if choice in (ALL_RANGED, ALL_MELEE):
         kind = "ranged" if choice == ALL_RANGED else "melee"
-        chosen: list[dict[str, Any]] = []
-        notes: list[str] = []
-        seen: dict[str, str] = {}
-        for weapon in weapons:
-            if weapon_kind(weapon) != kind:
-                continue
-            name = str(weapon.get("name", ""))
-            base = str(weapon.get("weapon") or base_name(name))
-            if base != name and base in seen:
-                notes.append(
-                    f"{base}: fired as {seen[base]} only (one profile per attack; pick another with weapon:)"
-                )
-                continue
-            seen[base] = name
-            chosen.append(weapon)
+        chosen, notes = distinct_weapons(weapons, kind)
         if not chosen:
             raise UserError(f"That datasheet has no {kind} weapons.", field="weapon")
-        return chosen, list(dict.fromkeys(notes))
+        if len(chosen) > 1 and kind == "melee":
+            names = ", ".join(str(w.get("name")) for w in chosen[:8])
+            raise UserError(
+                f"A model fights with one melee weapon (core rules 04.01): pick one of {names}.",
+                field="weapon",
+            )
+        if len(chosen) > 1 and not single_model:
+            names = ", ".join(str(w.get("name")) for w in chosen[:8])
+            raise UserError(
+                "This unit's datasheet lists wargear options, not what each model carries, so "
+                f"pick one weapon (and `models:`) at a time: {names}.",
+                field="weapon",
+            )
+        return chosen, notes
     if re.fullmatch(r"#\d{1,3}", choice):
         index = int(choice[1:]) - 1
         if 0 <= index < len(weapons):

@@ -27,11 +27,11 @@ from bot.render.common import NO_MENTIONS, escape, truncate
 from bot.render.sim import PLOT_FILENAME, SimDescription, sim_embed, target_line, weapon_line
 from bot.sim_profiles import parse_attacker, parse_target
 from bot.sim_requests import (
-    ALL_MELEE,
     ALL_RANGED,
     SimOptions,
     build_request,
     datasheet_target,
+    distinct_weapons,
     engine_weapon,
     select_weapons,
     weapon_kind,
@@ -112,6 +112,11 @@ class Sim(commands.Cog):
         resolution = catalog.resolve(text, kind="datasheet", edition=edition)
         if resolution.best is not None and resolution.confident:
             return resolution.best
+        # Not in this edition's data: a datasheet of the other edition is still worth simulating (noted).
+        anywhere = catalog.resolve(text, kind="datasheet", prefer_edition=edition)
+        if anywhere.best is not None and anywhere.confident:
+            return anywhere.best
+        resolution = resolution if resolution.candidates else anywhere
         names = ", ".join(escape(hit.name) for hit in resolution.candidates[:5])
         hint = f" Did you mean: {names}?" if names else " Pick one from the list as you type."
         raise UserError(f"No datasheet matches `{escape(text[:60])}` for `{option}`.{hint}", field=option)
@@ -148,7 +153,7 @@ class Sim(commands.Cog):
     @sim.command(name="unit", description="Simulate a catalog unit's weapons against a catalog unit.")
     @app_commands.describe(
         attacker="Attacking unit (datasheet)",
-        weapon="One weapon, or all ranged / all melee weapons (default: all ranged)",
+        weapon="One weapon, or all ranged weapons of a single model (default: its only or all ranged weapons)",
         models="Attacking models firing each weapon (default: the unit's minimum size)",
         target="Target unit (datasheet)",
         target_models="Models in the target unit (default: its minimum size)",
@@ -199,7 +204,10 @@ class Sim(commands.Cog):
         attacker_entry = self._datasheet(attacker, options.edition, "attacker")
         target_entry = self._datasheet(target, options.edition, "target")
         attacker_data = attacker_entry.data or {}
-        weapons, notes = select_weapons(list(attacker_data.get("weapons") or []), weapon)
+        single_model = int(attacker_data.get("models_max") or attacker_data.get("models_min") or 1) == 1
+        weapons, notes = select_weapons(
+            list(attacker_data.get("weapons") or []), weapon, single_model=single_model
+        )
         count = models if models is not None else int(attacker_data.get("models_min") or 1)
         volley = [{"models": count, "weapon": engine_weapon(w)} for w in weapons]
         target_profile, _profile_name, target_notes = datasheet_target(
@@ -233,7 +241,7 @@ class Sim(commands.Cog):
             hits = self.services.catalog.autocomplete(
                 current or "",
                 kind="datasheet",
-                edition=self._edition_for_lookup(interaction),
+                prefer_edition=self._edition_for_lookup(interaction),
                 limit=AUTOCOMPLETE_MAX,
             )
         except Exception:  # autocomplete must answer something; the command itself reports real errors
@@ -250,24 +258,29 @@ class Sim(commands.Cog):
 
     @unit.autocomplete("weapon")
     async def _weapon_autocomplete(self, interaction: discord.Interaction, current: str) -> list[Choice[str]]:
-        choices = [
-            Choice(name="All ranged weapons", value=ALL_RANGED),
-            Choice(name="All melee weapons", value=ALL_MELEE),
-        ]
         attacker = getattr(interaction.namespace, "attacker", None)
         if not attacker:
-            return choices
+            return []
         try:
             entry = self._datasheet(str(attacker), self._edition_for_lookup(interaction), "attacker")
         except UserError:
-            return choices
+            return []
         except Exception:
             log.exception("weapon autocomplete failed")
-            return choices
-        weapons = list((entry.data or {}).get("weapons") or [])
+            return []
+        data = entry.data or {}
+        weapons = list(data.get("weapons") or [])
         typed = (current or "").strip().lower()
-        if typed:
-            choices = [c for c in choices if typed in c.name.lower()]
+        choices: list[Choice[str]] = []
+        # "All ranged" only where it means something: one model carrying several ranged weapons. There is
+        # no "all melee": a model fights with one melee weapon (11e 04.01), so it is listed by name.
+        single_model = int(data.get("models_max") or data.get("models_min") or 1) == 1
+        if (
+            single_model
+            and len(distinct_weapons(weapons, "ranged")[0]) > 1
+            and (not typed or typed in "all ranged")
+        ):
+            choices.append(Choice(name="All ranged weapons (one profile each)", value=ALL_RANGED))
         for index, weapon in enumerate(weapons, start=1):
             name = str(weapon.get("name", ""))
             if typed and typed not in name.lower():

@@ -168,7 +168,11 @@ def sim_embed(result: dict[str, Any], request: dict[str, Any], description: SimD
             inline=False,
         )
     ignored = [str(k) for k in result.get("ignored_keywords", [])]
-    applied, ignored_text = _keyword_lines(applied_keywords(volley, ignored), ignored)
+    engine_applied = result.get("applied_keywords")
+    applied_list = (
+        [str(k) for k in engine_applied] if engine_applied is not None else applied_keywords(volley, ignored)
+    )
+    applied, ignored_text = _keyword_lines(applied_list, ignored)
     embed.add_field(name="Keywords applied", value=applied, inline=True)
     embed.add_field(name="Keywords ignored", value=ignored_text, inline=True)
     notes = [escape(n) for n in description.notes] + [escape(str(n)) for n in result.get("notes", [])]
@@ -194,24 +198,24 @@ def dice_text(value: int | str) -> str:
 
 
 def weapon_line(models: int, weapon: dict[str, Any]) -> str:
-    """`2 × Big Shoota — A3 BS5+ S5 AP0 D1` (escaped name), as a player would read it off the card."""
+    """`2 × Big Shoota — A 3 · BS 5+ · S 5 · AP 0 · D 1` (escaped name), as read off the card."""
     skill = weapon.get("skill")
     label = "WS" if weapon.get("range") == "melee" else "BS"
     skill_text = "N/A" if skill is None else f"{skill}+"
     name = escape(str(weapon.get("name", "Weapon")), limit=80)
     return (
-        f"{models} × {name} — A{dice_text(weapon['attacks'])} {label}{skill_text} S{weapon['strength']} "
-        f"AP{weapon['ap']} D{dice_text(weapon['damage'])}"
+        f"{models} × {name} — A {dice_text(weapon['attacks'])} · {label} {skill_text} · S {weapon['strength']} · "
+        f"AP {weapon['ap']} · D {dice_text(weapon['damage'])}"
     )
 
 
 def target_line(name: str | None, target: dict[str, Any]) -> str:
-    """`5 × Terminator — T5 Sv2+ 4++ W3 FNP 5+`, the target as typed or read from its datasheet."""
+    """`5 × Terminator — T 5 · Sv 2+ · 4++ · W 3 · FNP 5+`, as typed or read from its datasheet."""
     save = target["save"]
-    parts = [f"T{target['toughness']}", "no save" if save >= 7 else f"Sv{save}+"]
+    parts = [f"T {target['toughness']}", "no save" if save >= 7 else f"Sv {save}+"]
     if target.get("invulnerable"):
         parts.append(f"{target['invulnerable']}++")
-    parts.append(f"W{target['wounds']}")
+    parts.append(f"W {target['wounds']}")
     if target.get("feel_no_pain"):
         parts.append(f"FNP {target['feel_no_pain']}+")
     if target.get("feel_no_pain_mortal"):
@@ -221,4 +225,4 @@ def target_line(name: str | None, target: dict[str, Any]) -> str:
     if target.get("wounds_lost"):
         parts.append(f"one model already down {target['wounds_lost']} W")
     label = escape(name, limit=80) if name else "target"
-    return f"{target['models']} × {label} — " + " ".join(parts)
+    return f"{target['models']} × {label} — " + " · ".join(parts)

@@ -38,7 +38,7 @@ async def test_custom_defers_then_follows_up_with_embed_and_png(console: Console
     assert "wounds" in values["Expected damage"]
     assert values["Keywords applied"] == "BLAST 2"
     assert embed["footer"].startswith("11th edition · Ad-hoc profiles · exact")
-    assert "3 × target — T5 Sv4+ 4++ W4" in embed["description"]
+    assert "3 × target — T 5 · Sv 4+ · 4++ · W 4" in embed["description"]
 
 
 async def test_custom_numbers_match_the_engine(console: ConsoleSession) -> None:

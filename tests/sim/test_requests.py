@@ -53,11 +53,35 @@ def test_all_ranged_fires_one_profile_of_each_multi_profile_weapon() -> None:
     assert len(notes) == 1 and "Supa-gatler" in notes[0]
 
 
-def test_default_is_all_ranged_or_all_melee_when_the_unit_has_no_guns() -> None:
+def test_default_weapon_choice() -> None:
+    # One model: all its ranged weapons.
     assert names(select_weapons(STOMPA, None)[0]) == names(select_weapons(STOMPA, ALL_RANGED)[0])
-    melee_only = [w("Choppa", "melee"), w("Big choppa", "melee")]
-    assert names(select_weapons(melee_only, None)[0]) == ["Choppa", "Big choppa"]
+    # No guns and one melee weapon: that weapon.
+    assert names(select_weapons([w("Choppa", "melee")], None)[0]) == ["Choppa"]
+    # A unit whose only ranged weapon has two profiles: that weapon, first profile.
+    rifles = [
+        w("Bolt Rifle – Focused Fire", weapon="Bolt Rifle"),
+        w("Bolt Rifle – Saturation", weapon="Bolt Rifle"),
+        w("Chainsword", "melee"),
+    ]
+    assert names(select_weapons(rifles, None, single_model=False)[0]) == ["Bolt Rifle – Focused Fire"]
+
+
+def test_several_models_with_several_weapon_options_must_pick_one() -> None:
+    boyz = [w("Slugga"), w("Shoota"), w("Choppa", "melee")]
+    for choice in (None, ALL_RANGED):
+        with pytest.raises(UserError, match="pick one weapon|Pick a weapon") as caught:
+            select_weapons(boyz, choice, single_model=False)
+        assert caught.value.field == "weapon"
+    assert names(select_weapons(boyz, "Shoota", single_model=False)[0]) == ["Shoota"]
+
+
+def test_a_model_fights_with_one_melee_weapon() -> None:
     assert names(select_weapons(STOMPA, ALL_MELEE)[0]) == ["Mega-choppa"]
+    with pytest.raises(UserError, match="04.01"):
+        select_weapons([w("Choppa", "melee"), w("Big choppa", "melee")], ALL_MELEE)
+    with pytest.raises(UserError, match="Pick a weapon"):
+        select_weapons([w("Choppa", "melee"), w("Big choppa", "melee")], None)
 
 
 @pytest.mark.parametrize(

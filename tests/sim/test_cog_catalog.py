@@ -1,0 +1,95 @@
+"""/sim unit: datasheets from the real catalog (seed pages + wh40kdc), through the console."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.console import ConsoleSession
+
+STOMPA = "11e:datasheet:seed.orks:stompa"
+
+
+def answer(replies):
+    assert [r.kind for r in replies] == ["defer", "followup"], [r.to_json() for r in replies]
+    return replies[1]
+
+
+def fields(reply) -> dict[str, str]:
+    return {f["name"]: f["value"] for f in reply.embeds[0]["fields"]}
+
+
+async def test_attacker_autocomplete_offers_datasheets(console: ConsoleSession) -> None:
+    choices = await console.autocomplete("/sim unit attacker:stom", "attacker")
+    assert 1 <= len(choices) <= 25
+    assert {"name": "Stompa (Orks, 11e)", "value": STOMPA} in choices
+    many = await console.autocomplete("/sim unit attacker:s", "attacker")
+    assert len(many) <= 25
+    assert all(len(c["name"]) <= 100 and len(c["value"]) <= 100 for c in many)
+
+
+async def test_target_autocomplete_prefers_the_edition_option(console: ConsoleSession) -> None:
+    choices = await console.autocomplete("/sim unit attacker:x edition:10e target:grim", "target")
+    assert choices and choices[0]["name"] == "Grimnyr (Leagues of Votann, 10e)"
+
+
+async def test_weapon_autocomplete_is_filtered_to_the_attacker(console: ConsoleSession) -> None:
+    choices = await console.autocomplete(f"/sim unit attacker:{STOMPA} weapon:", "weapon")
+    values = [c["value"] for c in choices]
+    assert values[0] == "*ranged"  # one model with several guns: "all ranged" is offered
+    assert (
+        "Supa-gatler - Aimed" in values and "Supa-gatler - Point Blank" in values and "Mega-choppa" in values
+    )
+    assert len(choices) <= 25
+    typed = await console.autocomplete(f"/sim unit attacker:{STOMPA} weapon:gatler", "weapon")
+    assert [c["value"] for c in typed] == ["Supa-gatler - Aimed", "Supa-gatler - Point Blank"]
+    boyz = await console.autocomplete("/sim unit attacker:Boyz weapon:", "weapon")
+    assert boyz and len(boyz) <= 25 and "*ranged" not in [c["value"] for c in boyz]
+    assert await console.autocomplete("/sim unit weapon:", "weapon") == []
+
+
+async def test_stompa_whole_ranged_volley_at_boyz(console: ConsoleSession) -> None:
+    reply = answer(await console.send(f"/sim unit attacker:{STOMPA} target:Boyz"))
+    embed = reply.embeds[0]
+    assert embed["title"] == "Stompa → Boyz"
+    assert "1 × Deffkannon and Supa-rokkits — A 12 · BS 5+ · S 14 · AP -3 · D D6+2" in embed["description"]
+    assert "Point Blank" not in embed["description"]  # one profile per multi-profile weapon
+    values = fields(reply)
+    assert values["Expected kills"].endswith("of 10")  # Boyz: models_min
+    assert "Supa-gatler: fired as Supa-gatler - Aimed only" in values["Notes"]
+    assert "Boy profile" in values["Notes"]
+    assert embed["footer"] == "11th edition · Seed page: Orks – Stompa + wh40kdc 1.4.5 · exact"
+    assert reply.files == ["sim.png"] and reply.file_data["sim.png"].startswith(b"\x89PNG")
+
+
+async def test_one_weapon_with_models_and_options(console: ConsoleSession) -> None:
+    reply = answer(
+        await console.send(
+            "/sim unit attacker:Boyz weapon:Shoota models:20 target:Intercessor Squad target_models:10 "
+            "reroll_hits:ones edition:10e"
+        )
+    )
+    embed = reply.embeds[0]
+    assert "20 × Shoota" in embed["description"] and "10 × Intercessor Squad" in embed["description"]
+    assert "hits: re-roll 1s" in embed["description"]
+    assert embed["footer"].startswith("10th edition")
+    assert fields(reply)["Expected kills"].endswith("of 10")
+    # Only 11e datasheets exist for these units here; they are used with 10e rules, and the embed says so.
+    assert "Boyz: 11e datasheet used with 10e rules" in fields(reply)["Notes"]
+
+
+@pytest.mark.parametrize(
+    ("line", "field_words"),
+    [
+        ("/sim unit attacker:qqqzzzxx target:Boyz", "`attacker`"),
+        ("/sim unit attacker:Boyz weapon:Shoota target:qqqzzzxx", "`target`"),
+        ("/sim unit attacker:Boyz target:Intercessor Squad", "`weapon:`"),
+        ("/sim unit attacker:Boyz weapon:lascannon target:Intercessor Squad", "no weapon"),
+        (f"/sim unit attacker:{STOMPA} weapon:Supa-gatler target:Boyz", "several weapons"),
+        (f"/sim unit attacker:Boyz weapon:Shoota target:{STOMPA}", "no model profile"),
+    ],
+)
+async def test_bad_choices_get_ephemeral_errors(console: ConsoleSession, line: str, field_words: str) -> None:
+    replies = await console.send(line)
+    assert len(replies) == 1, [r.to_json() for r in replies]
+    assert replies[0].ephemeral and replies[0].kind == "response"
+    assert field_words in replies[0].embeds[0]["description"]
