@@ -55,7 +55,11 @@ def _is_loopback(host: str | None) -> bool:
 def _check(name: str, raw: str, secure: str, plain: str) -> str:
     if any(ch.isspace() for ch in raw) or "\x00" in raw:
         raise ConfigError(f"{name} must be a URL without spaces")
-    parts = urlsplit(raw)
+    try:
+        parts = urlsplit(raw)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
+    except ValueError:
+        raise ConfigError(f"{name} is not a valid URL: {raw[:80]!r}") from None
     if parts.scheme not in (secure, plain) or not parts.hostname:
         raise ConfigError(f"{name} must be a {secure}:// URL (or {plain}:// to a loopback address), got {raw[:80]!r}")
     if parts.scheme == plain and not _is_loopback(parts.hostname):
