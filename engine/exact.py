@@ -194,7 +194,35 @@ def apply_step(s: np.ndarray, m: np.ndarray) -> np.ndarray:
     return out
 
 
+DENSE_MAX_STATES = 800  # up to this many (models x wounds) states, one step is a single dense matvec
+
+
+def dense_matrix(m: np.ndarray, models: int) -> np.ndarray:
+    """The full transition matrix over flat states k*W + j (the last state: unit destroyed).
+    Destroying model k moves to (k+1)*W, which is the 'destroyed' state when k+1 == models."""
+    w = m.shape[0]
+    size = models * w + 1
+    t = np.zeros((size, size))
+    for k in range(models):
+        block = slice(k * w, (k + 1) * w)
+        t[block, block] = m[:, :w]
+        t[block, (k + 1) * w] += m[:, w]
+    t[-1, -1] = 1.0
+    return t
+
+
+def make_step(loss: np.ndarray, target: Target, state: np.ndarray):
+    """One-attack transition for this state representation: dense flat vector or block array."""
+    m = step_matrix(loss, target.wounds)
+    if state.ndim == 1:
+        t = dense_matrix(m, target.models)
+        return lambda x: x @ t
+    return lambda x: apply_step(x, m)
+
+
 def _alive(s: np.ndarray) -> float:
+    if s.ndim == 1:
+        return float(s[:-1].sum())
     return float(s[:, :-1, :].sum())
 
 
@@ -207,27 +235,26 @@ def _trim(p: np.ndarray) -> tuple[int, int]:
     return lo, min(hi, p.size - 1)
 
 
-def powers_mixture(s: np.ndarray, m: np.ndarray, weights: np.ndarray) -> np.ndarray:
+def powers_mixture(s: np.ndarray, step, weights: np.ndarray) -> np.ndarray:
     """sum_t weights[t] * T^t s, stopping early once the unit is destroyed with certainty."""
     lo, hi = _trim(weights)
     x = s
     for _ in range(lo):
-        x = apply_step(x, m)
-    out = np.zeros_like(s)
-    for t in range(lo, hi + 1):
+        x = step(x)
+    out = weights[lo] * x
+    for t in range(lo + 1, hi + 1):
+        if (t & 7) == 0 and _alive(x) < 1e-300:
+            out += weights[t : hi + 1].sum() * x
+            break
+        x = step(x)
         out += weights[t] * x
-        if t < hi:
-            if _alive(x) < 1e-300:
-                out += weights[t + 1 : hi + 1].sum() * x
-                break
-            x = apply_step(x, m)
     return out
 
 
-def _powers(s: np.ndarray, m: np.ndarray, count: int) -> list[np.ndarray]:
+def _powers(s: np.ndarray, step, count: int) -> list[np.ndarray]:
     xs = [s]
     for _ in range(count - 1):
-        xs.append(apply_step(xs[-1], m))
+        xs.append(step(xs[-1]))
     return xs
 
 
@@ -249,14 +276,13 @@ def pending_conv(r: np.ndarray, mw: np.ndarray) -> np.ndarray:
 def allocate_group(s: np.ndarray, gd: GroupDistribution, g: ResolvedGroup, target: Target,
                    devastating_pending: bool) -> np.ndarray:
     """Advance the state by one group's attacks (normal damage, then devastating per edition)."""
-    w = target.wounds
-    m_normal = step_matrix(loss_pmf(g.damage, g.fnp), w)
+    step_normal = make_step(loss_pmf(g.damage, g.fnp), target, s)
     joint = gd.joint
     if gd.collapsed or joint.shape[1] == 1:
-        return powers_mixture(s, m_normal, joint.sum(axis=1))
+        return powers_mixture(s, step_normal, joint.sum(axis=1))
     n_lo, n_hi = _trim(joint.sum(axis=1))
     m_lo, m_hi = _trim(joint.sum(axis=0))
-    xs = _powers(s, m_normal, n_hi + 1)[n_lo:]
+    xs = _powers(s, step_normal, n_hi + 1)[n_lo:]
     block = joint[n_lo : n_hi + 1, : m_hi + 1]
     flat = np.stack([x.ravel() for x in xs])  # (n, state)
     ys = (block.T @ flat).reshape((m_hi + 1,) + s.shape)  # ys[m] = sum_n P(n, m) T^n s
@@ -266,15 +292,17 @@ def allocate_group(s: np.ndarray, gd: GroupDistribution, g: ResolvedGroup, targe
         for mm in range(m_hi - 1, -1, -1):
             r = pending_conv(r, mw) + ys[mm]
         return r
-    m_mortal = step_matrix(loss_pmf(g.damage, g.fnp_mortal), w)
+    step_mortal = make_step(loss_pmf(g.damage, g.fnp_mortal), target, s)
     r = ys[m_hi]
     for mm in range(m_hi - 1, -1, -1):
-        r = apply_step(r, m_mortal) + ys[mm]
+        r = step_mortal(r) + ys[mm]
     return r
 
 
 def final_flat(s: np.ndarray, target: Target) -> np.ndarray:
     """Distribution of k*W + j (wounds lost by the unit counting from a fresh unit), pending applied."""
+    if s.ndim == 1:  # dense: the flat index is the state index
+        return s.copy()
     w = target.wounds
     k = s.shape[1] - 1
     total = k * w
@@ -291,8 +319,12 @@ def run(groups: list[ResolvedGroup], target: Target, devastating_spills: bool) -
     pending = devastating_spills and any(g.devastating for g in groups)
     k, w = target.models, target.wounds
     remaining = target.total_wounds
-    s = np.zeros((remaining + 1 if pending else 1, k + 1, w))
-    s[0, 0, target.wounds_lost] = 1.0
+    if not pending and k * w + 1 <= DENSE_MAX_STATES:
+        s = np.zeros(k * w + 1)
+        s[target.wounds_lost] = 1.0
+    else:
+        s = np.zeros((remaining + 1 if pending else 1, k + 1, w))
+        s[0, 0, target.wounds_lost] = 1.0
     stages = {"attacks": 0.0, "hits": 0.0, "wounds": 0.0, "unsaved": 0.0}
     for g in groups:
         collapse_ok = not pending and g.fnp_mortal == g.fnp

@@ -23,18 +23,9 @@ def _sample(rng: np.random.Generator, pmf: np.ndarray, size) -> np.ndarray:
     return np.searchsorted(cdf, rng.random(size), side="right").astype(np.int64)
 
 
-def _tables(category, reroll) -> tuple[np.ndarray, np.ndarray]:
-    """Look-up tables (index = unmodified D6 result) built from the shared rule functions."""
-    faces = np.arange(1, 7)
-    cat = np.zeros(7, dtype=np.int8)
-    again = np.zeros(7, dtype=bool)
-    cat[1:] = category(faces)
-    again[1:] = reroll(faces)
-    return cat, again
-
-
-def _roll(rng: np.random.Generator, shape, category, reroll) -> np.ndarray:
-    cat, again = _tables(category, reroll)
+def _roll(rng: np.random.Generator, shape, table: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Roll D6s, re-roll the faces the policy re-rolls (once), classify with the rules' table."""
+    cat, again = table
     rolls = rng.integers(1, 7, shape, dtype=np.int8)
     if again.any():
         redo = again[rolls]
@@ -60,7 +51,7 @@ def sample_group(rng: np.random.Generator, g: ResolvedGroup, trials: int) -> dic
     if g.auto_hit:
         cat = np.full((trials, cmax), HIT, dtype=np.int8)
     else:
-        cat = _roll(rng, (trials, cmax), g.hit_category, g.hit_reroll)
+        cat = _roll(rng, (trials, cmax), g.hit_table())
     if exists is not None:
         cat *= exists
     crit = cat == CRIT
@@ -74,11 +65,10 @@ def sample_group(rng: np.random.Generator, g: ResolvedGroup, trials: int) -> dic
             hits_per_die = hits_per_die + crit.view(np.int8) * extra
     rolled = hits_per_die - crit.view(np.int8) if g.lethal else hits_per_die
     hmax = max(int(rolled.max(initial=0)), 1)
-    wcat = _roll(rng, (trials, cmax, hmax), g.wound_category, g.wound_reroll)
+    wcat = _roll(rng, (trials, cmax, hmax), g.wound_table())
     if not (rolled == hmax).all():  # slots beyond a die's rolled hits do not exist
         wcat *= np.arange(hmax, dtype=np.int8)[None, None, :] < rolled[:, :, None]
-    save_table = np.zeros(7, dtype=bool)
-    save_table[1:] = g.save_passes(np.arange(1, 7))
+    save_table = g.save_table()
     if g.devastating:
         dev = wcat == CRIT
         wounded_normal = wcat == HIT

@@ -1,9 +1,9 @@
 """Resolve one weapon group against the target under an edition: the numbers every roll is checked
 against, and the roll-classification functions shared by the exact and the Monte Carlo engines.
 
-Both engines call the same `hit_category`/`wound_category`/`save_passes`/`*_reroll` functions on
-unmodified D6 results (exact: on all six faces; Monte Carlo: on sampled dice), so the rules live in
-one place and the engines differ only in how they combine probabilities.
+Both engines use the same `hit_category`/`wound_category`/`save_passes` rules for one unmodified D6
+result (exact: enumerated over the six faces; Monte Carlo: as look-up tables indexed by sampled dice),
+so the rules live in one place and the engines differ only in how they combine probabilities.
 """
 
 from __future__ import annotations
@@ -48,60 +48,81 @@ class ResolvedGroup:
     ignored: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
-    # --- roll classification on unmodified results (arrays of ints 1..6) -----------------------
-    def hit_category(self, rolls: np.ndarray) -> np.ndarray:
-        r = np.asarray(rolls)
-        out = np.where(r + self.hit_mod >= self.skill, HIT, FAIL)
-        out = np.where(r >= self.crit_hit, CRIT, out)
-        out = np.where((r == 1) | (r < self.hit_min_unmodified), FAIL, out)
-        return out
+    # --- the rules for one unmodified D6 result (1..6) -----------------------------------------
+    def hit_category(self, r: int) -> int:
+        """10e seed Hit Roll / 11e 05.01, in table order: an unmodified 1 fails (so does a result below
+        the INDIRECT FIRE floor); a critical is always a hit; otherwise the modified roll must reach BS."""
+        if r == 1 or r < self.hit_min_unmodified:
+            return FAIL
+        if r >= self.crit_hit:
+            return CRIT
+        return HIT if r + self.hit_mod >= self.skill else FAIL
 
-    def hit_reroll(self, rolls: np.ndarray) -> np.ndarray:
-        return _reroll_mask(self.reroll_hits, rolls, self.hit_category(rolls))
+    def wound_category(self, r: int) -> int:
+        """10e seed Wound Roll / 11e 05.02: unmodified 1 fails; critical wounds always wound."""
+        if r == 1:
+            return FAIL
+        if r >= self.crit_wound:
+            return CRIT
+        return HIT if r + self.wound_mod >= self.wound_needed else FAIL
 
-    def wound_category(self, rolls: np.ndarray) -> np.ndarray:
-        r = np.asarray(rolls)
-        out = np.where(r + self.wound_mod >= self.wound_needed, HIT, FAIL)
-        out = np.where(r >= self.crit_wound, CRIT, out)
-        return np.where(r == 1, FAIL, out)
+    def save_passes(self, r: int) -> bool:
+        """10e seed Saving Throw / 11e 05.04: an unmodified 1 fails; otherwise the better save is used."""
+        return r != 1 and r >= self.save_threshold
 
-    def wound_reroll(self, rolls: np.ndarray) -> np.ndarray:
-        return _reroll_mask(self.reroll_wounds, rolls, self.wound_category(rolls))
+    # --- look-up tables over faces (index = unmodified result; index 0 unused) -----------------
+    def hit_table(self) -> tuple[np.ndarray, np.ndarray]:
+        """(category per face, re-roll this face?) for hit rolls."""
+        return _table(self.hit_category, self.reroll_hits)
 
-    def save_passes(self, rolls: np.ndarray) -> np.ndarray:
-        r = np.asarray(rolls)
-        return (r != 1) & (r >= self.save_threshold)
+    def wound_table(self) -> tuple[np.ndarray, np.ndarray]:
+        return _table(self.wound_category, self.reroll_wounds)
+
+    def save_table(self) -> np.ndarray:
+        return np.array([False] + [self.save_passes(r) for r in range(1, 7)])
 
     # --- exact single-roll probabilities --------------------------------------------------------
     def hit_probs(self) -> np.ndarray:
         """P(fail), P(hit), P(critical hit) of one hit roll, re-rolls included."""
-        return _roll_probs(self.hit_category, self.hit_reroll)
+        return _roll_probs(self.hit_category, self.reroll_hits)
 
     def wound_probs(self) -> np.ndarray:
-        return _roll_probs(self.wound_category, self.wound_reroll)
+        return _roll_probs(self.wound_category, self.reroll_wounds)
 
     def save_prob(self) -> float:
-        faces = np.arange(1, 7)
-        return float(self.save_passes(faces).mean())
+        return sum(self.save_passes(r) for r in range(1, 7)) / 6
 
 
-def _reroll_mask(policy: str | None, rolls: np.ndarray, category: np.ndarray) -> np.ndarray:
+def _rerolled(policy: str | None, r: int, category: int) -> bool:
+    """Re-roll policies of contract 1, applied to the unmodified roll before modifiers (01.05.02)."""
     if policy is None:
-        return np.zeros(np.shape(rolls), dtype=bool)
+        return False
     if policy == "ones":
-        return np.asarray(rolls) == 1
+        return r == 1
     if policy == "failed":
         return category == FAIL
     return category != CRIT  # "non_critical": fish for criticals
 
 
-def _roll_probs(category, reroll) -> np.ndarray:
-    faces = np.arange(1, 7)
-    cat = category(faces)
-    again = reroll(faces)
-    single = np.bincount(cat, minlength=3)[:3] / 6
-    kept = np.bincount(cat[~again], minlength=3)[:3] / 6
-    return kept + again.mean() * single
+def _table(category, policy) -> tuple[np.ndarray, np.ndarray]:
+    cats = [FAIL] + [category(r) for r in range(1, 7)]
+    again = [False] + [_rerolled(policy, r, cats[r]) for r in range(1, 7)]
+    return np.array(cats, dtype=np.int8), np.array(again)
+
+
+def _roll_probs(category, policy) -> np.ndarray:
+    single = [0.0, 0.0, 0.0]
+    for r in range(1, 7):
+        single[category(r)] += 1 / 6
+    out = [0.0, 0.0, 0.0]
+    for r in range(1, 7):
+        c = category(r)
+        if _rerolled(policy, r, c):
+            for k in range(3):
+                out[k] += single[k] / 6
+        else:
+            out[c] += 1 / 6
+    return np.array(out)
 
 
 def _fnp_keep(value: int | None) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine import simulate
+from engine import exact, simulate
 from tests.engine.brute import brute
 
 
@@ -45,9 +45,13 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("dense", [True, False], ids=["dense", "block"])
 @pytest.mark.parametrize("edition", ["10e", "11e"])
 @pytest.mark.parametrize(("name", "volley", "target", "context"), CASES, ids=[c[0] for c in CASES])
-def test_exact_matches_enumeration(edition, name, volley, target, context):
+def test_exact_matches_enumeration(edition, name, volley, target, context, dense, monkeypatch):
+    """Both state representations of the allocation chain (dense matrix, block array) are checked."""
+    if not dense:
+        monkeypatch.setattr(exact, "DENSE_MAX_STATES", 0)
     req = {"edition": edition, "volley": volley, "target": target, "context": context}
     got = simulate(req)
     ref = brute(req)
