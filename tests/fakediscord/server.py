@@ -104,7 +104,7 @@ class InteractionRecord:
         """Seconds until the user sees the answer: the callback, or after a deferral the first edit/follow-up."""
         if self.callback is None:
             return None
-        if self.callback.type != 5:
+        if self.callback.type not in (5, 6) or (self.callback.type == 6 and not self.edits + self.followups):
             return self.latency
         times = [m["_at"] for m in self.edits + self.followups]
         return min(times) - self.sent_at if times else None
