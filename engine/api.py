@@ -82,8 +82,7 @@ def hazard_pmf(req: Request, groups: list[ResolvedGroup]) -> np.ndarray:
 
 
 def _pmf_list(p: np.ndarray) -> list[float]:
-    p = np.clip(np.asarray(p, dtype=float), 0.0, None)
-    return [float(x) for x in p]
+    return np.maximum(np.asarray(p, dtype=float), 0.0).tolist()
 
 
 def _mean(p: np.ndarray) -> float:

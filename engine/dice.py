@@ -56,6 +56,17 @@ class Dice:
 
 def parse(expr: int | str) -> Dice:
     """Read a dice expression strictly; raises DiceError with a message meant for a person."""
+    if isinstance(expr, (int, str)) and not isinstance(expr, bool) and len(str(expr)) <= 20:
+        return _parse_cached(expr)
+    return _parse(expr)
+
+
+@lru_cache(maxsize=1024, typed=True)
+def _parse_cached(expr: int | str) -> Dice:
+    return _parse(expr)
+
+
+def _parse(expr: int | str) -> Dice:
     if isinstance(expr, bool):
         raise DiceError("expected a number or a dice expression such as D6+2, not true/false")
     if isinstance(expr, int):
@@ -73,7 +84,7 @@ def parse(expr: int | str) -> Dice:
     if not m:
         raise DiceError(f"cannot read {expr!r} as dice; expected forms like 3, D3, D6, 2D6, D6+2 or 3D6+3")
     if m.group("flat") is not None:
-        return parse(int(m.group("flat")))
+        return _parse(int(m.group("flat")))
     faces = int(m.group("faces"))
     if faces not in limits.DICE_FACES:
         raise DiceError(f"D{faces} is not a 40k die; only D3 and D6 are used")

@@ -20,6 +20,7 @@ Per weapon group:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -52,8 +53,11 @@ def loss_pmf(damage: np.ndarray, keep: float) -> np.ndarray:
     return out
 
 
+@lru_cache(maxsize=4096)
 def _binom(n: int, p: float) -> np.ndarray:
-    return dice.convolve_power(np.array([1.0 - p, p]), n)
+    out = dice.convolve_power(np.array([1.0 - p, p]), n)
+    out.flags.writeable = False
+    return out
 
 
 def per_die_kernel(g: ResolvedGroup, collapse_ok: bool) -> tuple[np.ndarray, dict[str, float], bool]:
@@ -172,15 +176,18 @@ def group_distribution(g: ResolvedGroup, collapse_ok: bool) -> GroupDistribution
 
 
 def step_matrix(loss: np.ndarray, wounds: int) -> np.ndarray:
-    """(W, W+1) matrix: row j -> new wounds lost j' < W, or the last column = model destroyed."""
+    """(W, W+1) matrix: row j (wounds already lost) -> new wounds lost j' < W, or the last column =
+    model destroyed (any loss >= W - j; the excess is lost)."""
     q = np.zeros(wounds + 1)
     n = min(loss.size, wounds)
     q[:n] = loss[:n]
-    tail = np.cumsum(loss[::-1])[::-1]  # tail[l] = P(L >= l)
+    tail = np.zeros(wounds + 2)
+    tail[: loss.size] = np.cumsum(loss[::-1])[::-1][: wounds + 2]  # tail[l] = P(L >= l)
+    idx = np.arange(wounds)
+    d = idx[None, :] - idx[:, None]
     m = np.zeros((wounds, wounds + 1))
-    for j in range(wounds):
-        m[j, j:wounds] = q[: wounds - j]
-        m[j, wounds] = tail[wounds - j] if wounds - j < loss.size else 0.0
+    m[:, :wounds] = np.where(d >= 0, q[np.clip(d, 0, wounds)], 0.0)
+    m[:, wounds] = tail[wounds - idx]
     return m
 
 
