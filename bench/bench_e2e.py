@@ -114,14 +114,19 @@ def main() -> int:
             for q in RULE_QUERIES[:3]:  # warm-up: the first lookup opens the catalog
                 fake.slash("rule", {option: q})
             rule_lat, ac_lat = [], []
+            by_query: dict[str, list[float]] = {}
             for i in range(args.n):
-                rec = fake.slash("rule", {option: RULE_QUERIES[i % len(RULE_QUERIES)]})
+                query = RULE_QUERIES[i % len(RULE_QUERIES)]
+                rec = fake.slash("rule", {option: query})
                 rule_lat.append(rec.answer_latency or 0.0)
+                by_query.setdefault(query, []).append((rec.answer_latency or 0.0) * 1000)
             for i in range(args.n):
                 text = RULE_QUERIES[i % len(RULE_QUERIES)][: 3 + i % 6]
                 _, ac = fake.autocomplete("rule", {option: text}, option)
                 ac_lat.append(ac.latency or 0.0)
             results.append(summary("/rule lookup", rule_lat, RULE_P99_MS))
+            slow = sorted(by_query.items(), key=lambda kv: -max(kv[1]))[:4]
+            results.append("  slowest /rule queries (max ms): " + ", ".join(f"{q!r} {max(v):.0f}" for q, v in slow))
             results.append(summary("/rule autocomplete", ac_lat, RULE_P99_MS))
         else:
             results.append("/rule                              not registered (cogs/rules.py has not landed)")

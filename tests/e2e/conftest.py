@@ -7,6 +7,7 @@ subprocess, and the test thread drives both with blocking calls.
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,6 +18,18 @@ import pytest
 
 from tests.e2e.botproc import REPO, BotProcess
 from tests.fakediscord import FakeDiscord, FakeDiscordError
+
+
+@pytest.fixture(autouse=True)
+def _restore_root_logging() -> Iterator[None]:
+    """`bot.__main__.main()` installs its JSON handler on the root logger; undo that for later tests."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    discord_level = logging.getLogger("discord").level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    logging.getLogger("discord").setLevel(discord_level)
 
 
 @pytest.fixture(scope="session")
