@@ -132,6 +132,30 @@ class Catalog:
             self.index = index
 
     # -- internals ---------------------------------------------------------------------------
+    def _browse(self, kinds: tuple[str, ...] | None, edition: str | None, faction: str | None, limit: int,
+                prefer_edition: str | None) -> list[Hit]:
+        """Before anything is typed: a first page of names (preferred edition, core and seed entries first)."""
+        index = self.index
+        faction_norm = normalize(faction) if faction else None
+        picked = []
+        for rec in index.records:
+            if (kinds and rec.kind not in kinds) or (edition and rec.edition != edition):
+                continue
+            if faction_norm and normalize(rec.faction or "") != faction_norm:
+                continue
+            picked.append(rec)
+        picked.sort(key=lambda r: (r.edition != prefer_edition, r.faction is not None, -r.priority, r.name))
+        hits: list[Hit] = []
+        groups: set[tuple] = set()
+        for rec in picked:
+            if rec.group in groups:
+                continue
+            groups.add(rec.group)
+            hits.append(Hit(rec.id, rec.kind, rec.name, rec.edition, rec.source, 0.0, rec.faction))
+            if len(hits) >= limit:
+                break
+        return hits
+
     def _search(self, query: str, *, kind: Kinds, edition: str | None, limit: int,
                 prefer_edition: str | None) -> tuple[list[Hit], list[float]]:
         limit = max(1, min(int(limit), 100))

@@ -1,0 +1,155 @@
+"""Search tiers, normalisation, aliases, filters, full text, confidence, and hostile queries."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot.catalog.keywords import split_name_keywords
+from bot.catalog.model import KINDS
+from bot.catalog.normalize import compact, normalize, rule_number
+from bot.catalog.service import Catalog
+
+
+@pytest.mark.parametrize("raw, expected", [
+    ("Grimnyr’s Regard", "grimnyrs regard"),
+    ("Grimnyr's Regard", "grimnyrs regard"),
+    ("KÂHL", "kahl"),
+    ("Ûthar the Destined", "uthar the destined"),
+    ("HIT 'EM HARDER", "hit em harder"),
+    ("[LETHAL HITS]", "lethal hits"),
+    ("Supa-gatler – Aimed", "supa gatler aimed"),
+    ("ANTI-INFANTRY 4+", "anti infantry 4+"),
+    ("  lots\tof\n space ", "lots of space"),
+    ("a\x00b\u200bc", "a b c"),
+])
+def test_normalize(raw: str, expected: str) -> None:
+    assert normalize(raw) == expected
+
+
+def test_compact_and_rule_numbers() -> None:
+    assert compact("Counter-offensive") == compact("COUNTEROFFENSIVE") == compact("counter offensive")
+    assert rule_number("24.23") == "24.23"
+    assert rule_number("5.2.1") == "05.02.01"
+    assert rule_number(" 09.06 ") == "09.06"
+    assert rule_number("24") is None and rule_number("lethal 24.23") is None and rule_number("") is None
+
+
+@given(st.text(max_size=300))
+def test_normalize_never_fails_and_is_idempotent(text: str) -> None:
+    once = normalize(text)
+    assert normalize(once) == once
+    assert "  " not in once
+
+
+@given(st.text(max_size=120))
+def test_weapon_name_split_never_fails(cell: str) -> None:
+    name, keywords = split_name_keywords(cell)
+    assert isinstance(name, str) and all(isinstance(k, str) and k for k in keywords)
+
+
+def top(catalog: Catalog, query: str, **kw) -> tuple[str, str, str]:
+    hits = catalog.search(query, limit=3, **kw)
+    assert hits, query
+    return hits[0].name, hits[0].kind, hits[0].edition
+
+
+def test_tiers_exact_prefix_token_fuzzy(full_catalog: Catalog) -> None:
+    assert top(full_catalog, "Lethal Hits") == ("Lethal Hits", "rule", "11e")  # exact
+    assert top(full_catalog, "stomping jugg")[0] == "Stomping Juggernaut"  # prefix
+    assert top(full_catalog, "juggernaut stomping")[0] == "Stomping Juggernaut"  # tokens, any order
+    assert top(full_catalog, "stompin juggernot")[0] == "Stomping Juggernaut"  # fuzzy
+
+
+def test_aliases_and_rule_numbers(full_catalog: Catalog) -> None:
+    assert top(full_catalog, "DW")[0] == "Devastating Wounds"
+    assert top(full_catalog, "dev wounds")[0] == "Devastating Wounds"
+    assert top(full_catalog, "CRR") == ("Command Re-roll", "stratagem", "11e")
+    assert top(full_catalog, "FNP")[0] == "Feel No Pain"
+    assert top(full_catalog, "24.23")[:2] == ("Lethal Hits", "rule")
+    # an errata in the Stompa page: "The Tank Shock Stratagem is the same as the Crushing Impact stratagem."
+    assert top(full_catalog, "tank shock", edition="11e")[0] == "Crushing Impact"
+    assert top(full_catalog, "tank shock", edition="10e")[0] == "Tank Shock"
+
+
+def test_kind_and_edition_filters(full_catalog: Catalog) -> None:
+    for kind in KINDS:
+        for hit in full_catalog.search("shoota", kind=kind, limit=10):
+            assert hit.kind == kind
+    for edition in ("10e", "11e"):
+        hits = full_catalog.search("command re-roll", edition=edition, limit=10)
+        assert hits and all(h.edition == edition for h in hits)
+    both = {h.edition for h in full_catalog.search("lethal hits", limit=5)}
+    assert both == {"10e", "11e"}  # both editions side by side
+    assert top(full_catalog, "lethal hits", prefer_edition="10e")[2] == "10e"
+    assert full_catalog.search("x", kind=("rule", "ability"), limit=5) is not None
+    with pytest.raises(ValueError):
+        full_catalog.search("x", kind="spell")
+
+
+def test_same_rule_from_two_sources_is_shown_once(full_catalog: Catalog) -> None:
+    hits = full_catalog.search("lethal hits", edition="11e", kind="rule", limit=10)
+    assert [h.name for h in hits].count("Lethal Hits") == 1
+
+
+def test_full_text_fallback(full_catalog: Catalog) -> None:
+    hits = full_catalog.search("which rule mentions Judgement tokens", limit=5)
+    assert hits[0].name == "Eye of the Ancestors"
+    texts = [full_catalog.get(h.id).text for h in hits]
+    assert all("judgement token" in t.lower() for t in texts)
+
+
+def test_autocomplete_limits_and_labels(full_catalog: Catalog) -> None:
+    hits = full_catalog.autocomplete("a")
+    assert 0 < len(hits) <= 25
+    assert len(full_catalog.autocomplete("bolt", limit=500)) <= 25
+    browse = full_catalog.autocomplete("", kind="stratagem", edition="11e")
+    assert 0 < len(browse) <= 25 and all(h.kind == "stratagem" and h.edition == "11e" for h in browse)
+    orks = full_catalog.autocomplete("shoota", kind="datasheet", faction="Orks")
+    assert all(h.faction == "Orks" for h in orks)
+
+
+def test_resolve_confident_and_ambiguous(full_catalog: Catalog) -> None:
+    sure = full_catalog.resolve("lethal hits")
+    assert sure.confident and sure.best is not None and sure.best.name == "Lethal Hits"
+    typo = full_catalog.resolve("leathal hits")
+    assert typo.confident and typo.best.name == "Lethal Hits"
+    vague = full_catalog.resolve("bolt pistol", kind="weapon")  # one per faction: ask
+    assert not vague.confident and len(vague.candidates) > 1
+    nothing = full_catalog.resolve("zzqqxxv")
+    assert nothing.best is None or not nothing.confident
+
+
+HOSTILE = [
+    "", " ", "\x00\x01\x02", "\n\r\t", "🙂🙂🙂", "🐉", "x" * 10_000, "lethal " * 2_000,
+    "'; DROP TABLE entries; --", "\" OR 1=1 --", "lethal\" OR \"1\"=\"1", "NEAR(lethal hits, 2)",
+    "lethal* AND NOT hits", "\"unterminated", "col:name", "^lethal", "(((", ")))", "lethal OR", "{a b}",
+    "name:lethal", "rowid=1", "a" * 300 + " b", "\u202e\u200f reversed", "%_%", "\\", "*", "-", "+++",
+]
+
+
+@pytest.mark.parametrize("query", HOSTILE)
+def test_hostile_queries_answer_without_error(full_catalog: Catalog, query: str) -> None:
+    assert isinstance(full_catalog.search(query), list)
+    assert isinstance(full_catalog.autocomplete(query), list)
+    resolution = full_catalog.resolve(query)
+    assert resolution.candidates is not None
+    if query.strip(" \x00\x01\x02\n\r\t🙂🐉") == "":
+        assert resolution.best is None
+    assert full_catalog.count() > 10_000  # nothing was dropped
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=400))
+def test_any_text_is_a_valid_query(full_catalog: Catalog, query: str) -> None:
+    hits = full_catalog.search(query, limit=5)
+    assert len(hits) <= 5 and all(0 <= h.score <= 100 for h in hits)
+    assert len(full_catalog.autocomplete(query)) <= 25
+
+
+def test_get_unknown_ids(full_catalog: Catalog) -> None:
+    assert full_catalog.get("nope") is None
+    assert full_catalog.get("x" * 10_000) is None
+    entry = full_catalog.get(full_catalog.search("stompa", kind="datasheet")[0].id)
+    assert entry is not None and entry.kind == "datasheet" and entry.data["weapons"]
