@@ -209,25 +209,21 @@ def reasons(req: dict, key: str) -> str:
     """Why a mean differs between Cogitator and the cruncher, from what the request contains."""
     w = req["volley"][0]["weapon"]
     kws = " ".join(w["keywords"]).upper()
-    t = req["target"]
+    fishing = req.get("context", {}).get("reroll_hits") == "non_critical"
     out = []
-    if key == "models_killed":
-        out.append("cruncher divides total damage by W (damage spills between models); Cogitator allocates per "
-                   "model, excess damage is lost (05.04)")
-    if key in ("damage", "models_killed"):
-        if t["wounds"] > 1 or "D" in str(w["damage"]).upper() or str(w["damage"]) != "1":
-            out.append("cruncher's damage counts wounds beyond a model's remaining wounds; Cogitator counts wounds "
-                       "actually lost")
-        out.append("cruncher does not cap damage at the unit's total wounds")
+    if fishing and key in ("hits", "wounds", "unsaved", "damage", "models_killed"):
+        out.append("the cruncher has no re-roll-non-criticals option (it ignores that re-roll)")
     if key == "unsaved" and "DEVASTATING" in kws:
-        out.append("contract 1 counts devastating critical wounds as unsaved; the cruncher reports them as a "
+        out.append("contract 1 counts devastating critical wounds as unsaved; the cruncher keeps them in a "
                    "separate mortal-wound stream")
-    if "INDIRECT FIRE" in kws:
-        out.append("cruncher does not model 10.07 indirect thresholds")
-    if "CLEAVE" in kws:
-        out.append("cruncher ignores CLEAVE attack dice")
-    if req.get("context", {}).get("reroll_hits") == "non_critical":
-        out.append("cruncher has no re-roll-non-criticals option")
+    if key == "damage":
+        out.append("the cruncher multiplies unsaved wounds by D: it counts damage beyond a model's remaining "
+                   "wounds and beyond the unit's total; Cogitator counts wounds actually lost (excess is lost, 05.04)")
+    if key == "models_killed":
+        out.append("the cruncher divides total damage by W (damage spills from model to model); Cogitator "
+                   "allocates per model with no spill-over, wounded model first (05.04)")
+    if "CLEAVE" in kws and key == "attacks":
+        out.append("the cruncher does not add CLEAVE attack dice")
     return "; ".join(out) or "UNEXPLAINED"
 
 

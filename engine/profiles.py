@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from engine import dice
 
@@ -87,6 +88,11 @@ def parse_keyword(raw: str) -> Keyword:
     """Parse one weapon keyword; unknown ones come back with known=False."""
     if not isinstance(raw, str):
         raise KeywordError("a keyword must be a string")
+    return _parse_keyword(raw)
+
+
+@lru_cache(maxsize=2048)
+def _parse_keyword(raw: str) -> Keyword:
     text = normalise_word(raw)
     if text.startswith("[") and text.endswith("]"):
         text = text[1:-1].strip()
