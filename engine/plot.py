@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from matplotlib.collections import LineCollection, PolyCollection
+from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 WIDTH_IN, HEIGHT_IN, DPI = 6.4, 3.6, 125  # 800 x 450 px
