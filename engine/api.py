@@ -129,8 +129,9 @@ def simulate(request: Any) -> dict[str, Any]:
         _, mw = req.edition.hazard(req.attacker.keywords)
         haz = (rng.integers(1, 7, (trials, rolls)) <= fail_max).sum(axis=1) * mw
 
-        def se(x: np.ndarray) -> float:
-            return float(np.std(x, ddof=1) / math.sqrt(trials)) if trials > 1 else float("nan")
+        def se(x: np.ndarray) -> float | None:
+            """Standard error of the mean; None (JSON null) when one trial cannot estimate it."""
+            return float(np.std(x, ddof=1) / math.sqrt(trials)) if trials > 1 else None
 
         result = {
             "edition": req.edition.code,

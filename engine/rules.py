@@ -194,6 +194,8 @@ def resolve(group: Group, target: Target, context: Context, attacker: Attacker, 
     reroll_hits = context.reroll_hits
     hit_min = 2
     cover = context.cover and not melee
+    if context.cover and melee:
+        notes.append(f"{w.name}: the benefit of cover only applies to ranged attacks (this weapon is melee).")
     if kws := take("IGNORES COVER"):
         mark(kws)
         if cover:

@@ -118,3 +118,14 @@ def test_montecarlo_is_seeded():
            "target": {"models": 5, "toughness": 4, "save": 5, "wounds": 1}}
     assert simulate(req) == simulate(req)
     assert simulate(dict(req, seed=4)) != simulate(req)
+
+
+def test_single_trial_has_null_standard_error():
+    import json
+
+    req = {"method": "montecarlo", "trials": 1, "seed": 1,
+           "volley": [{"weapon": {"attacks": 2, "skill": 4, "strength": 4, "damage": 1}}],
+           "target": {"models": 2, "toughness": 4, "save": 5, "wounds": 1}}
+    out = simulate(req)
+    assert out["standard_error"]["models_killed"] is None
+    json.dumps(out, allow_nan=False)
