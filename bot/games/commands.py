@@ -217,6 +217,7 @@ def use_stratagem(state: GameState, user_id: int, spec: rules.StratagemSpec, uni
         summary += f"; {unit.name} is not battle-shocked"
     summary += _forced_note(warnings)
     data = {"player": actor, "name": spec.name, "entry_id": spec.entry_id, "cp": price, "unit": ref,
+            "round": state.round, "turn": state.turn, "phase": state.phase,
             "once": spec.key if spec.once_per_battle else None, "clears_shock": cleared, "forced": bool(warnings)}
     return Outcome([event("strat", actor, summary, data, overrides=warnings)], summary, warnings)
 

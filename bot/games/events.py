@@ -69,6 +69,7 @@ def unit_for(state: GameState, ref: dict[str, Any]) -> Unit:
 
 def advance(state: GameState) -> None:
     """Next phase; after the fight phase the next turn begins (and after the last turn, the battle ends)."""
+    state.strat_uses = []  # once-per-phase bookkeeping starts afresh
     i = PHASES.index(state.phase)
     if i < len(PHASES) - 1:
         state.phase = PHASES[i + 1]

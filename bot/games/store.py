@@ -50,7 +50,21 @@ MIGRATIONS = [
         PRIMARY KEY (game_id, seq)
     ) WITHOUT ROWID
     """,
+    # Undo re-folds the log; checkpoints of the fold every CHECKPOINT_EVERY effective events keep that
+    # cheap in long games. `depth` is the number of effective (not undone) events; 0 = unknown.
+    """
+    ALTER TABLE games ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE game_checkpoints (
+        game_id INTEGER NOT NULL REFERENCES games (id),
+        depth INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        state TEXT NOT NULL,
+        PRIMARY KEY (game_id, depth)
+    ) WITHOUT ROWID
+    """,
 ]
+
+CHECKPOINT_EVERY = 32
 
 # Trigger bodies contain `;`, which `db.apply_migrations` splits on, so they are created idempotently
 # after the migrations. They make the log append-only at the database level.
@@ -131,7 +145,7 @@ class GameStore:
     @staticmethod
     def _active_row(conn: sqlite3.Connection, channel_id: int) -> sqlite3.Row | None:
         return conn.execute(
-            "SELECT id, state, last_seq FROM games WHERE channel_id = ? AND status = 'active'", (channel_id,)
+            "SELECT id, state, last_seq, depth FROM games WHERE channel_id = ? AND status = 'active'", (channel_id,)
         ).fetchone()
 
     def active(self, channel_id: int) -> tuple[int, GameState] | None:
@@ -206,10 +220,7 @@ class GameStore:
             "units": [{"owner": users[u.owner], "name": u.name, "judgement_tokens": u.judgement,
                        "riled_up": state.riled(u), "battle_shocked": u.shocked, "oathband_marked": u.oathband,
                        "destroyed": u.destroyed} for u in state.units],
-            "stratagems_used": [{"player": users[s.player], "name": s.name, "entry_id": s.entry_id, "cp": s.cp,
-                                 "round": s.round, "phase": s.phase,
-                                 "unit": s.unit, "unit_owner": None if s.unit_owner is None else users[s.unit_owner],
-                                 "forced": s.forced} for s in state.strat_uses],
+            "stratagems_used": [_strat_use(e, users) for e in log if e["type"] == "strat" and not e["undone"]],
             "log": [{"seq": e["seq"], "ts": e["ts"], "user_id": e["actor_user"], "type": e["type"],
                      "summary": e["summary"], "forced": bool(e.get("forced")), "overrides": e.get("overrides", []),
                      "undone": e["undone"]} for e in log],
@@ -253,8 +264,8 @@ class GameStore:
             state.seq = 1
             now = time.time()
             cur = conn.execute(
-                "INSERT INTO games (channel_id, guild_id, status, edition, created_at, last_seq, state) "
-                "VALUES (?, ?, 'active', ?, ?, 1, ?)",
+                "INSERT INTO games (channel_id, guild_id, status, edition, created_at, last_seq, state, depth) "
+                "VALUES (?, ?, 'active', ?, ?, 1, ?, 1)",
                 (channel_id, guild_id, edition, now, _dump(state.to_dict())),
             )
             game_id = int(cur.lastrowid)
@@ -269,20 +280,30 @@ class GameStore:
                 raise UserError(NO_GAME)
             state = GameState.from_dict(json.loads(row["state"]))
             outcome = command(state, *args, **kwargs)
-            seq, now = int(row["last_seq"]), time.time()
+            game_id, seq, depth, now = int(row["id"]), int(row["last_seq"]), int(row["depth"]), time.time()
+            dumped = None
             for ev in outcome.events:
                 seq += 1
                 events.apply(state, ev)
                 state.seq = seq
                 actor = ev.get("actor")
-                _insert_event(conn, row["id"], seq, now, None if actor is None else state.players[actor].user_id, ev)
+                _insert_event(conn, game_id, seq, now, None if actor is None else state.players[actor].user_id, ev)
+                dumped = None
+                if depth:
+                    depth += 1
+                    if depth % CHECKPOINT_EVERY == 0:
+                        dumped = _dump(state.to_dict())
+                        conn.execute("INSERT OR REPLACE INTO game_checkpoints (game_id, depth, seq, state) "
+                                     "VALUES (?, ?, ?, ?)", (game_id, depth, seq, dumped))
+            dumped = dumped or _dump(state.to_dict())
             if outcome.events and outcome.events[-1]["type"] == "end":
                 status = outcome.events[-1]["data"]["status"]
-                conn.execute("UPDATE games SET status = ?, ended_at = ?, last_seq = ?, state = ? WHERE id = ?",
-                             (status, now, seq, _dump(state.to_dict()), row["id"]))
+                conn.execute("UPDATE games SET status = ?, ended_at = ?, last_seq = ?, state = ?, depth = ? "
+                             "WHERE id = ?", (status, now, seq, dumped, depth, game_id))
+                conn.execute("DELETE FROM game_checkpoints WHERE game_id = ?", (game_id,))  # only undo needs them
             else:
-                conn.execute("UPDATE games SET last_seq = ?, state = ? WHERE id = ?",
-                             (seq, _dump(state.to_dict()), row["id"]))
+                conn.execute("UPDATE games SET last_seq = ?, state = ?, depth = ? WHERE id = ?",
+                             (seq, dumped, depth, game_id))
             return Result(int(row["id"]), state, outcome)
 
     def undo(self, channel_id: int, user_id: int) -> Result:
@@ -293,23 +314,64 @@ class GameStore:
                 raise UserError(NO_GAME)
             state = GameState.from_dict(json.loads(row["state"]))
             actor = commands.require_player(state, user_id)
-            log = self.events(row["id"])
-            stack = events.effective(log)
+            game_id = int(row["id"])
+            stack = _effective_seqs(conn, game_id)
             if len(stack) <= 1:
                 raise UserError("Nothing to undo: only the start of the game is left (use /game end to drop it).")
-            target = stack[-1]
+            target = _load_events(conn, game_id, [stack[-1]])[0]
             summary = f"Undo: {target['summary']}"
             seq, now = int(row["last_seq"]) + 1, time.time()
             ev = commands.event("undo", actor, summary, {"target_seq": target["seq"]})
-            _insert_event(conn, row["id"], seq, now, user_id, ev)
-            state = events.fold(stack[:-1])
+            _insert_event(conn, game_id, seq, now, user_id, ev)
+            keep = stack[:-1]
+            state = _refold(conn, game_id, keep)
             state.seq = seq
-            conn.execute("UPDATE games SET last_seq = ?, state = ? WHERE id = ?",
-                         (seq, _dump(state.to_dict()), row["id"]))
+            conn.execute("UPDATE games SET last_seq = ?, state = ?, depth = ? WHERE id = ?",
+                         (seq, _dump(state.to_dict()), len(keep), game_id))
             return Result(int(row["id"]), state, Outcome([ev], summary))
 
     def end(self, channel_id: int, user_id: int, *, manager: bool = False, abandon: bool = False) -> Result:
         return self.act(channel_id, commands.end_game, user_id, manager=manager, abandon=abandon)
+
+
+def _effective_seqs(conn: sqlite3.Connection, game_id: int) -> list[int]:
+    """The seqs of the events still in effect, from the event types alone (no JSON parsing)."""
+    stack: list[int] = []
+    for seq, kind in conn.execute("SELECT seq, type FROM game_events WHERE game_id = ? ORDER BY seq", (game_id,)):
+        if kind == "undo":
+            if len(stack) > 1:
+                stack.pop()
+        else:
+            stack.append(seq)
+    return stack
+
+
+def _load_events(conn: sqlite3.Connection, game_id: int, seqs: list[int]) -> list[dict[str, Any]]:
+    if not seqs:
+        return []
+    wanted = set(seqs)
+    rows = conn.execute("SELECT seq, ts, actor_user, body FROM game_events WHERE game_id = ? AND seq >= ? ORDER BY seq",
+                        (game_id, min(seqs)))
+    return [_row_event(r) for r in rows if r["seq"] in wanted]
+
+
+def _refold(conn: sqlite3.Connection, game_id: int, keep: list[int]) -> GameState:
+    """The fold of the effective events `keep`, starting from the newest still-valid checkpoint.
+
+    A checkpoint of depth k is valid while the k-th effective event is still the one it was taken after:
+    the effective events form a stack, so everything below that one is unchanged too.
+    """
+    start, state = 0, None
+    for row in conn.execute("SELECT depth, seq, state FROM game_checkpoints WHERE game_id = ? AND depth <= ? "
+                            "ORDER BY depth DESC", (game_id, len(keep))):
+        if keep[row["depth"] - 1] == row["seq"]:
+            start, state = row["depth"], GameState.from_dict(json.loads(row["state"]))
+            break
+    for ev in _load_events(conn, game_id, keep[start:]):
+        state = events.initial_state(ev) if state is None else events.apply(state, ev)
+        state.seq = ev["seq"]
+    assert state is not None
+    return state
 
 
 def _dump(value: Any) -> str:
@@ -326,6 +388,14 @@ def _row_event(row: sqlite3.Row) -> dict[str, Any]:
     ev = json.loads(row["body"])
     ev["seq"], ev["ts"], ev["actor_user"] = row["seq"], row["ts"], row["actor_user"]
     return ev
+
+
+def _strat_use(ev: dict[str, Any], users: list[int]) -> dict[str, Any]:
+    data = ev["data"]
+    unit = data.get("unit") or {}
+    return {"player": users[data["player"]], "name": data["name"], "entry_id": data.get("entry_id"), "cp": data["cp"],
+            "round": data.get("round"), "phase": data.get("phase"), "unit": unit.get("name"),
+            "unit_owner": users[unit["owner"]] if unit else None, "forced": bool(ev.get("forced"))}
 
 
 def _mark_undone(log: list[dict[str, Any]]) -> None:

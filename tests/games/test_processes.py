@@ -20,7 +20,7 @@ ALICE, BOB = 111, 222
 
 
 def _spawn(code: str, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), *args], cwd=ROOT,
+    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), *args], cwd=ROOT, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -32,11 +32,13 @@ def _new_game(path: Path, edition: str = "11e", starting_cp: int = 0) -> None:
 
 
 RACER = """
-import sys
+import sys, time
 from bot.games import commands as gc
 from bot.games.store import GameStore
 path, user = sys.argv[1], int(sys.argv[2])
 store = GameStore(path)
+print("ready", flush=True)
+sys.stdin.readline()  # start together, so the two really interleave
 pattern = [1, 1, -1, -1, 1]
 for i in range(250):
     delta = pattern[i % 5]
@@ -44,6 +46,7 @@ for i in range(250):
         store.act(1001, gc.cp_gain, user, 1)
     else:
         store.act(1001, gc.cp_spend, user, 1)
+    time.sleep(0.002)  # commands arrive from people, not in a tight loop; lets the other writer in
 store.close()
 print("done")
 """
@@ -53,6 +56,12 @@ def test_two_processes_500_interleaved_cp_changes(tmp_path: Path) -> None:
     path = tmp_path / "race.db"
     _new_game(path)
     procs = [_spawn(RACER, str(path), str(ALICE)), _spawn(RACER, str(path), str(BOB))]
+    for proc in procs:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
     for proc in procs:
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
@@ -67,7 +76,7 @@ def test_two_processes_500_interleaved_cp_changes(tmp_path: Path) -> None:
         assert sum(e["user_id"] == BOB for e in log[1:]) == 250
         users = [e["user_id"] for e in log[1:]]
         switches = sum(a != b for a, b in zip(users, users[1:], strict=False))
-        assert switches > 1, "the two processes did not interleave"
+        assert switches > 20, f"the two processes did not interleave ({switches} switches)"
         assert store.verify(CH)
     finally:
         store.close()

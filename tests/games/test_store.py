@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from bot.errors import UserError
 from bot.games import commands as gc
 from bot.games import events, rules
+from bot.games import store as store_module
 from bot.games.commands import SoftRuleError
 from bot.games.store import GameStore
 from tests.games.fakes import FakeCatalog
@@ -405,6 +406,7 @@ def _do(store: GameStore, action: tuple) -> None:
 def test_any_command_sequence_keeps_invariants_and_log(tmp_path_factory: pytest.TempPathFactory, actions: list) -> None:
     path = tmp_path_factory.mktemp("prop") / "g.db"
     store = GameStore(path)
+    saved, store_module.CHECKPOINT_EVERY = store_module.CHECKPOINT_EVERY, 3  # exercise undo from checkpoints
     try:
         store.start(CH, 1, user_id=ALICE, user_name="A", opponent_id=BOB, opponent_name="B", edition="11e",
                     faction="Orks", opponent_faction="Votann", starting_cp=1)
@@ -428,6 +430,7 @@ def test_any_command_sequence_keeps_invariants_and_log(tmp_path_factory: pytest.
         raw = json.loads(sqlite3.connect(path).execute("SELECT state FROM games").fetchone()[0])
         assert raw == store.require(CH).to_dict()
     finally:
+        store_module.CHECKPOINT_EVERY = saved
         store.close()
 
 
@@ -452,3 +455,25 @@ def test_threads_on_one_channel_lose_no_update(store: GameStore) -> None:
     assert cps(store) == (1 + 4 * 20, 1 + 4 * 20)
     assert len(store.export(CH)["log"]) == 1 + 8 * 40
     assert store.verify(CH)
+
+
+def test_undo_from_checkpoints_matches_full_replay(store: GameStore) -> None:
+    """Long game: undo runs from checkpoints; the result must equal re-folding the whole log."""
+    start(store, "11e", starting_cp=5)
+    hi = spec("Heroic Intervention", "11e")
+    for i in range(150):
+        step = i % 6
+        if step == 0:
+            nxt(store)
+        elif step == 1:
+            store.act(CH, gc.cp_gain, ALICE, 1)
+        elif step == 2:
+            store.act(CH, gc.judgement, BOB, f"Unit {i % 5}", 1, remove=False)
+        elif step == 3:
+            store.act(CH, gc.use_stratagem, BOB, hi, f"Mob {i % 3}", force=True, cost=0)
+        else:
+            store.undo(CH, ALICE if i % 2 else BOB)
+        assert store.verify(CH), i
+    for _ in range(45):
+        store.undo(CH, ALICE)
+        assert store.verify(CH)
