@@ -98,7 +98,7 @@ class Client(discord.Client):
 async def running(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[tuple[FakeDiscord, Client]]:
     monkeypatch.setattr(discord.http.Route, "BASE", discord.http.Route.BASE)
     monkeypatch.setattr(discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY", discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY)
-    fake = FakeDiscord().start()
+    fake = FakeDiscord(heartbeat_interval_ms=250).start()
     apply_endpoints(fake.env())
     client = Client()
     task = asyncio.create_task(client.start(fake.token))
@@ -191,3 +191,15 @@ async def test_invalid_command_definitions_are_rejected_like_discord(running: tu
 
 async def _noop(interaction: discord.Interaction) -> None:  # pragma: no cover - never invoked
     await interaction.response.send_message("-")
+
+
+async def test_heartbeats_are_acknowledged_and_keep_the_session(running: tuple[FakeDiscord, Client]) -> None:
+    fake, client = running
+    before = fake.heartbeats
+    await asyncio.sleep(1.2)
+    assert fake.heartbeats - before >= 3, "discord.py heartbeats at HELLO's interval"
+    assert client.latency < 1.0, "the fake's ACKs reach discord.py (it measures latency from them)"
+    ops = [f["op"] for f in fake.gateway_received]
+    assert ops[0] == 1 and 2 in ops, "a first heartbeat right after HELLO, then IDENTIFY"
+    assert len(fake.sessions) == 1 and all(f.get("d", {}).get("token") != fake.token
+                                           for f in fake.gateway_received if isinstance(f.get("d"), dict))

@@ -192,6 +192,8 @@ class FakeDiscord:
         self.interactions: dict[int, InteractionRecord] = {}
         self.messages: dict[int, dict[str, Any]] = {}
         self.gateway_closes: list[tuple[str | None, int | None]] = []  # (session id, close code from the bot)
+        self.gateway_received: list[dict[str, Any]] = []  # every frame the bot sent (tokens redacted)
+        self.heartbeats = 0
         self._by_token: dict[str, InteractionRecord] = {}
         self._rate_limits: list[_RateLimit] = []
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -541,8 +543,11 @@ class FakeDiscord:
                     continue
                 frame = json.loads(msg.data)
                 op, data = frame.get("op"), frame.get("d")
+                redacted = dict(data, token="<redacted>") if isinstance(data, dict) and "token" in data else data
+                self.gateway_received.append({"op": op, "d": redacted, "at": time.monotonic()})
                 if op == 1:
                     conn.heartbeats += 1
+                    self.heartbeats += 1
                     await conn.send({"op": 11, "d": None, "s": None, "t": None})
                 elif op == 2:
                     await self._identify(conn, data)
