@@ -136,6 +136,7 @@ def main() -> int:
         if "sim" in names:
             fake.slash("sim custom", {"attacker": SIM_PROFILES[0][0], "target": SIM_PROFILES[0][1]}, followups=1, timeout=120)
             defer_lat, answer_lat = [], []
+            by_profile: dict[int, list[float]] = {}
             for i in range(args.sim_n):
                 attacker, target = SIM_PROFILES[i % len(SIM_PROFILES)]
                 rec: InteractionRecord = fake.slash("sim custom", {"attacker": attacker, "target": target},
@@ -143,8 +144,12 @@ def main() -> int:
                 assert "sim.png" in rec.files, rec.text()
                 defer_lat.append(rec.latency or 0.0)
                 answer_lat.append(rec.answer_latency or 0.0)
+                by_profile.setdefault(i % len(SIM_PROFILES), []).append((rec.answer_latency or 0.0) * 1000)
             results.append(summary("/sim custom: defer callback", defer_lat))
             results.append(summary("/sim custom: answer with PNG", answer_lat, SIM_P99_MS))
+            results.append("  /sim median by profile (ms): " + ", ".join(
+                f"#{k} {percentile(v, 0.5):.0f}" for k, v in sorted(by_profile.items()))
+                + "  (#0 BLAST D6+2 vs 3×W4, #1 10 shots vs 10×W1, #2 MELTA vs W13, #3 LETHAL vs 5×W3)")
 
         rss, peak = rss_mb(bot.pid)
         print("\n".join(results))
