@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
 from bot.console import ConsoleSession
@@ -153,3 +155,29 @@ async def test_failure_after_deferral_deletes_the_thinking_message_and_answers_e
     assert [r.kind for r in replies] == ["defer", "delete", "followup"]
     assert replies[-1].ephemeral
     assert "shutting down" in replies[-1].embeds[0]["description"]
+
+
+PROFILE_TEXT = (
+    st.lists(
+        st.sampled_from(
+            list("ABDSTWPVIabdstwv0123456789+-=;,\"' /") + ["BS=", "AP=", "kw=", "models=", "D6", "“"]
+        ),
+        min_size=1,
+        max_size=30,
+    )
+    .map("".join)
+    .filter(lambda t: t.strip())
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(attacker=PROFILE_TEXT, target=PROFILE_TEXT)
+async def test_arbitrary_profiles_never_cause_an_unexpected_error(
+    console: ConsoleSession, attacker: str, target: str
+) -> None:
+    replies = await console.send(f"/sim custom attacker:{attacker} target:{target}")
+    assert replies
+    for reply in replies:
+        assert "Something went wrong" not in reply.text()
+    final = replies[-1]
+    assert final.ephemeral or final.files == ["sim.png"]
