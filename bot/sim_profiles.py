@@ -8,6 +8,7 @@ own size limits (and the service turns those into a message that suggests Monte 
 
 Attacker: one or more weapon groups separated by `;`, each like
     `A=D6+2 BS=3 S=14 AP=-3 D=D6+2 kw="BLAST 2" models=1 name="Deffkannon" range=72`
+and, anywhere, the attacking unit's keywords: `unit_kw="VEHICLE"` (11e hazard rolls depend on them).
 Target:
     `T=5 Sv=4 W=4 inv=4 models=3 fnp=5 fnp_mortal=5 dr=1 wounds_lost=1 kw="INFANTRY"`
 """
@@ -15,7 +16,7 @@ Target:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from bot.errors import UserError
@@ -33,6 +34,8 @@ _PAIR = re.compile(r"""([A-Za-z_][A-Za-z_0-9]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^
 _SEPARATORS = " \t\r\n,"
 # Unquoted keywords run on over spaces and commas until the next `key=`, so `kw=SUSTAINED HITS 1, LANCE` works.
 _KW_KEYS = {"kw", "keywords", "keyword"}
+# The attacking unit's own keywords (11e hazard rolls look for MONSTER/VEHICLE), allowed in any group.
+_UNIT_KW_KEYS = {"unit_kw", "unit_keywords", "attacker_kw"}
 _KW_BARE = re.compile(r"""[^\s"';=,]+(?:[\s,]+(?![A-Za-z_]\w*\s*=)[^\s"';=,]+)*""")
 _DICE = re.compile(r"^(?:(\d{1,12})|(\d{0,3})D(\d{1,3})(?:\+(\d{1,4}))?)$")
 _SKILL = re.compile(r"^(\d{1,3})\+?$")
@@ -83,7 +86,9 @@ _TARGET_KEYS = {
     "keyword": "kw",
     "name": "name",
 }
-ATTACKER_HELP = 'A=D6+2 BS=3 S=14 AP=-3 D=D6+2 kw="BLAST 2" (also models=, range=, name=; WS for melee)'
+ATTACKER_HELP = (
+    'A=D6+2 BS=3 S=14 AP=-3 D=D6+2 kw="BLAST 2" (also models=, range=, name=, unit_kw=; WS for melee)'
+)
 TARGET_HELP = 'T=5 Sv=4 W=4 inv=4 models=3 (also fnp=, fnp_mortal=, dr=, wounds_lost=, kw="INFANTRY")'
 
 
@@ -92,6 +97,7 @@ class AttackerProfile:
     """What `/sim custom attacker:` describes: the volley, weapon groups resolved in order."""
 
     volley: list[dict[str, Any]]
+    keywords: list[str] = field(default_factory=list)  # the attacking unit's keywords (`unit_kw=`)
 
 
 @dataclass(frozen=True)
@@ -138,7 +144,7 @@ def _tokenize(text: str, side: str) -> list[list[tuple[str, str, str]]]:
         key = match.group(1)
         value = next(g for g in match.group(2, 3, 4) if g is not None)
         end = match.end()
-        if key.lower() in _KW_KEYS and match.group(4) is not None:
+        if key.lower() in _KW_KEYS | _UNIT_KW_KEYS and match.group(4) is not None:
             bare = _KW_BARE.match(text, match.start(4))
             if bare is not None:
                 value, end = bare.group(0), bare.end()
@@ -258,10 +264,19 @@ def parse_attacker(text: str) -> AttackerProfile:
     groups = _tokenize(text, "attacker")
     if len(groups) > MAX_GROUPS:
         raise UserError(f"attacker: at most {MAX_GROUPS} weapon groups (separated by ;).", field="attacker")
-    volley = []
-    for index, group in enumerate(groups, start=1):
-        volley.append(_weapon_group(group, index))
-    return AttackerProfile(volley=volley)
+    unit_keywords: list[str] = []
+    weapon_groups = []
+    for group in groups:
+        unit_keywords += [
+            k for _, lowered, value in group if lowered in _UNIT_KW_KEYS for k in _keywords(value, "attacker")
+        ]
+        rest = [item for item in group if item[1] not in _UNIT_KW_KEYS]
+        if rest or len(groups) == 1:
+            weapon_groups.append(rest)
+    if len(unit_keywords) > MAX_KEYWORDS:
+        raise _fail("attacker", "unit_kw", f"at most {MAX_KEYWORDS} keywords.")
+    volley = [_weapon_group(group, index) for index, group in enumerate(weapon_groups, start=1)]
+    return AttackerProfile(volley=volley, keywords=list(dict.fromkeys(unit_keywords)))
 
 
 def _weapon_group(group: list[tuple[str, str, str]], index: int) -> dict[str, Any]:

@@ -342,7 +342,7 @@ class Sim(commands.Cog):
         )
         attack = parse_attacker(attacker)
         defence = parse_target(target)
-        request = build_request(attack.volley, defence.target, options)
+        request = build_request(attack.volley, defence.target, options, attacker_keywords=attack.keywords)
         title_target = defence.name or "target"
         description = SimDescription(
             title=f"Custom attack → {title_target}",
@@ -350,7 +350,10 @@ class Sim(commands.Cog):
             target_line=target_line(defence.name, defence.target),
             edition=options.edition,
             source=CUSTOM_SOURCE,
-            options=options.describe(),
+            options=[
+                *options.describe(),
+                *(["attacker: " + ", ".join(attack.keywords)] if attack.keywords else []),
+            ],
         )
         await self._run_and_reply(interaction, request, description)
 

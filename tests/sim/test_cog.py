@@ -181,3 +181,15 @@ async def test_arbitrary_profiles_never_cause_an_unexpected_error(
         assert "Something went wrong" not in reply.text()
     final = replies[-1]
     assert final.ephemeral or final.files == ["sim.png"]
+
+
+async def test_hazardous_losses_depend_on_the_attackers_keywords_in_11e(console: ConsoleSession) -> None:
+    base = "/sim custom attacker:A=1 BS=3 S=8 AP=-3 D=2 kw=HAZARDOUS models=3{extra} target:T=4 Sv=3 W=2 models=5"
+    infantry = only(await console.send(base.format(extra="")), "followup")
+    vehicle = only(await console.send(base.format(extra=" unit_kw=VEHICLE")), "followup")
+    hazard_infantry = field_values(infantry)["Attacker hazard losses"]
+    hazard_vehicle = field_values(vehicle)["Attacker hazard losses"]
+    # 11e: a hazard roll fails on 1-2; 1 mortal wound, or 3 when every attacking model is MONSTER/VEHICLE.
+    assert hazard_infantry.startswith("1.00 mortal wounds on average")
+    assert hazard_vehicle.startswith("3.00 mortal wounds on average")
+    assert "attacker: VEHICLE" in vehicle.embeds[0]["description"]

@@ -254,3 +254,16 @@ def test_valid_profiles_round_trip(
         damage,
         models,
     )
+
+
+def test_unit_keywords_apply_to_the_attacker_not_a_weapon() -> None:
+    profile = parse_attacker(
+        'A=1 BS=3 S=8 AP=-3 D=2 kw=HAZARDOUS unit_kw="VEHICLE, WALKER"; A=2 BS=3 S=4 D=1'
+    )
+    assert profile.keywords == ["VEHICLE", "WALKER"]
+    assert [g["weapon"]["keywords"] for g in profile.volley] == [["HAZARDOUS"], []]
+    trailing = parse_attacker("A=1 BS=3 S=8 D=2; unit_kw=MONSTER")
+    assert len(trailing.volley) == 1 and trailing.keywords == ["MONSTER"]
+    with pytest.raises(UserError) as caught:
+        parse_attacker("unit_kw=VEHICLE")
+    assert caught.value.field == "attacker.A"
