@@ -7,6 +7,7 @@ keywords applied and ignored). Everything user-typed (unit and weapon names) is 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,7 +84,11 @@ def interesting_thresholds(pmf: list[float], limit: int = MAX_THRESHOLDS) -> lis
 
 
 def _mean_with_error(value: float, error: float | None) -> str:
-    return f"{value:.2f}" + (f" ± {error:.2f}" if error else "")
+    """`1.39`, or `1.39 ± 0.003` for Monte Carlo: the standard error to two significant digits."""
+    if not error or error != error:  # None, 0 or NaN
+        return f"{value:.2f}"
+    digits = max(2, min(4, 1 - math.floor(math.log10(abs(error)))))
+    return f"{value:.{digits}f} ± {error:.{digits}f}"
 
 
 def _standard_error(result: dict[str, Any], key: str) -> float | None:

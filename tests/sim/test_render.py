@@ -117,8 +117,8 @@ def test_montecarlo_footer_and_standard_error() -> None:
     )
     embed = sim_embed(result, request, DESCRIPTION)
     assert embed.footer.text.endswith("Monte Carlo, 100,000 trials")
-    assert fields(embed)["Expected kills"] == "**0.50 ± 0.00** of 1"
-    assert fields(embed)["Expected damage"] == "6.50 ± 0.01 wounds"
+    assert fields(embed)["Expected kills"] == "**0.5000 ± 0.0016** of 1"
+    assert fields(embed)["Expected damage"] == "6.500 ± 0.010 wounds"
 
 
 def test_names_are_escaped_and_embed_fits_discord_limits() -> None:
