@@ -17,6 +17,7 @@ from typing import Any, Literal
 import discord
 from discord import app_commands
 from discord.ext import commands
+from rapidfuzz import fuzz
 
 from bot.errors import UserError
 from bot.games import commands as game_commands
@@ -104,9 +105,17 @@ async def canonical_unit(interaction: discord.Interaction, state: GameState, own
     except Exception:
         log.debug("catalog resolve failed", exc_info=True)
         return raw
-    if resolution.best is not None and resolution.confident:
-        return resolution.best.name
+    best = resolution.best
+    if best is not None and resolution.confident and same_unit_name(raw, best.name):
+        return best.name
     return raw
+
+
+def same_unit_name(typed: str, catalog_name: str) -> bool:
+    """Take the catalog's spelling only for a case or typo fix: "Boyz 2" stays a unit of its own."""
+    a, b = typed.casefold().strip(), catalog_name.casefold().strip()
+    digits = [c for c in a if c.isdigit()] == [c for c in b if c.isdigit()]
+    return digits and fuzz.ratio(a, b) >= 85
 
 
 async def unit_choices(interaction: discord.Interaction, current: str, *, side: str) -> list[app_commands.Choice[str]]:

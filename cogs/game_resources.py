@@ -81,7 +81,10 @@ async def stratagem_spec(interaction: discord.Interaction, state: GameState, raw
                 resolution = await asyncio.to_thread(catalog.resolve, raw, kind="stratagem", edition=state.edition)
                 if resolution.best is not None and resolution.confident:
                     entry = resolution.best
-                suggestions = [h.name for h in resolution.candidates[:5]]
+                else:
+                    entry = await asyncio.to_thread(_pick_same_name, catalog, state, interaction.user.id, raw,
+                                                    resolution.candidates)
+                suggestions = [_label(h) for h in resolution.candidates[:5]]
         except UserError:
             raise
         except Exception:
@@ -100,6 +103,30 @@ async def stratagem_spec(interaction: discord.Interaction, state: GameState, raw
     insane = normalise_name(name) == "insane bravery"
     return rules.StratagemSpec(name=name, entry_id=None, cp=cost, once_per_battle=insane,
                                ignores_battleshock=insane, clears_battleshock=insane)
+
+
+def _label(hit: object) -> str:
+    faction = getattr(hit, "faction", None)
+    return f"{getattr(hit, 'name', '?')} ({faction})" if faction else str(getattr(hit, "name", "?"))
+
+
+def _pick_same_name(catalog: object, state: GameState, user_id: int, raw: str, candidates: list) -> object | None:
+    """Several stratagems share the exact name typed (Core and Boarding Actions Insane Bravery): prefer the
+    Core one, then the one of the player's faction; otherwise let the player choose (autocomplete)."""
+    typed = normalise_name(raw)
+    same = [h for h in candidates if normalise_name(h.name) == typed and h.edition == state.edition]
+    if not same:
+        return None
+    entries = [e for e in (catalog.get(h.id) for h in same) if e is not None]  # type: ignore[attr-defined]
+    core = [e for e in entries if str((e.data or {}).get("category") or "").casefold() == "core"]
+    if len(core) == 1:
+        return core[0]
+    me = state.player_index(user_id)
+    faction = normalise_name(state.players[me].faction) if me is not None else ""
+    mine = [e for e in entries if e.faction and normalise_name(e.faction) == faction]
+    if len(mine) == 1:
+        return mine[0]
+    return entries[0] if len(entries) == 1 else None
 
 
 class GameResources(commands.Cog):

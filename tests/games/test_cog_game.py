@@ -20,10 +20,16 @@ Step = str | tuple
 
 @pytest.fixture
 def fake_catalog(monkeypatch: pytest.MonkeyPatch) -> FakeCatalog:
-    """The catalog is built by another module; the tracker is tested against its contract."""
+    """A small stand-in with the catalog's methods, for tests about the contract rather than the data."""
     catalog = FakeCatalog()
     monkeypatch.setattr(Services, "catalog", property(lambda self: catalog))
     return catalog
+
+
+@pytest.fixture
+def real_catalog() -> None:
+    """The real catalog built from the seed pages and wh40kdc (once per session, in the shared data dir)."""
+    pytest.importorskip("bot.catalog.service")
 
 
 def export(console: ConsoleSession, channel: int = CH) -> dict[str, Any]:
@@ -218,7 +224,7 @@ SCRIPTS: dict[str, tuple[Callable[[], list[Step]], Callable[[dict[str, Any]], No
 
 
 @pytest.mark.parametrize("edition", ["10e", "11e"])
-async def test_scripted_five_round_game(console: ConsoleSession, fake_catalog: FakeCatalog, edition: str) -> None:
+async def test_scripted_five_round_game(console: ConsoleSession, real_catalog: None, edition: str) -> None:
     script, check = SCRIPTS[edition]
     await play(console, script())
     check(export(console))
@@ -226,7 +232,7 @@ async def test_scripted_five_round_game(console: ConsoleSession, fake_catalog: F
 
 
 @pytest.mark.parametrize("edition", ["10e", "11e"])
-async def test_restarts_lose_nothing(console: ConsoleSession, fake_catalog: FakeCatalog, edition: str) -> None:
+async def test_restarts_lose_nothing(console: ConsoleSession, real_catalog: None, edition: str) -> None:
     """The same battle with a restart after every third command ends identically."""
     script, check = SCRIPTS[edition]
     await play(console, script(), restart_every=3)
@@ -237,7 +243,7 @@ def _without_times(d: dict[str, Any]) -> dict[str, Any]:
     return {**d, "log": [{k: v for k, v in e.items() if k != "ts"} for e in d["log"]]}
 
 
-async def test_restart_after_each_command_same_export(console: ConsoleSession, fake_catalog: FakeCatalog) -> None:
+async def test_restart_after_each_command_same_export(console: ConsoleSession, real_catalog: None) -> None:
     script = script_11e()[:30]
     await play(console, script)
     plain = _without_times(export(console))
@@ -255,7 +261,7 @@ async def test_restart_after_each_command_same_export(console: ConsoleSession, f
     assert {k: v for k, v in again.items() if k != "game_id"} == {k: v for k, v in plain.items() if k != "game_id"}
 
 
-async def test_board_buttons_survive_restart(console: ConsoleSession, fake_catalog: FakeCatalog) -> None:
+async def test_board_buttons_survive_restart(console: ConsoleSession, real_catalog: None) -> None:
     await console.send("/game start opponent:222 faction:Orks opponent_faction:Necrons edition:11e")
     replies = await console.send("/game status")
     ids = {c["custom_id"] for c in replies[-1].components}
@@ -273,7 +279,7 @@ async def test_board_buttons_survive_restart(console: ConsoleSession, fake_catal
     assert export(console)["phase"] == "movement"
 
 
-async def test_refusals(console: ConsoleSession, fake_catalog: FakeCatalog) -> None:
+async def test_refusals(console: ConsoleSession, real_catalog: None) -> None:
     await console.send("/game start opponent:222 faction:Orks opponent_faction:Necrons")
     cases = [
         (333, "/cp gain amount:1", "Only the players"),
@@ -302,7 +308,7 @@ async def test_refusals(console: ConsoleSession, fake_catalog: FakeCatalog) -> N
     assert export(console)["status"] == "abandoned"
 
 
-async def test_bad_input(console: ConsoleSession, fake_catalog: FakeCatalog) -> None:
+async def test_bad_input(console: ConsoleSession, real_catalog: None) -> None:
     reply = (await console.send("/cp gain amount:1"))[-1]
     assert reply.ephemeral and "no game" in reply.text()
     await console.send("/game start opponent:222 faction:Orks opponent_faction:Necrons edition:11e")
@@ -331,7 +337,7 @@ async def test_bad_input(console: ConsoleSession, fake_catalog: FakeCatalog) -> 
 HOSTILE = "**@everyone** <@123456789012345678> __x__ `y` [link](https://evil.invalid) ||s||"
 
 
-async def test_hostile_names_are_escaped(console: ConsoleSession, fake_catalog: FakeCatalog) -> None:
+async def test_hostile_names_are_escaped(console: ConsoleSession, real_catalog: None) -> None:
     await console.send(":name @everyone **boss**")
     reply = (await console.send("/game start opponent:222 faction:**@everyone** <@222> opponent_faction:Orks"))[-1]
     assert not reply.ephemeral, reply.text()
@@ -361,7 +367,7 @@ def test_every_game_message_disables_mentions() -> None:
                 assert ast.unparse(kws["allowed_mentions"]) == "NO_MENTIONS", f"{name}:{node.lineno}"
 
 
-async def test_autocomplete(console: ConsoleSession, fake_catalog: FakeCatalog) -> None:
+async def test_autocomplete_fake_catalog(console: ConsoleSession, fake_catalog: FakeCatalog) -> None:
     await console.send("/game start opponent:222 faction:Orks opponent_faction:Leagues of Votann edition:11e")
     choices = await console.autocomplete("/strat use name:heroic", "name")
     assert choices and choices[0]["value"] == "11e:stratagem:fake:heroic-intervention"
@@ -375,3 +381,29 @@ async def test_autocomplete(console: ConsoleSession, fake_catalog: FakeCatalog) 
     assert {"name": "Warriors", "value": "Warriors"} not in choices  # Alice's own unit is no target for her
     choices = await console.autocomplete("/riled add unit:bo", "unit", user=111)
     assert {"name": "Boyz", "value": "Boyz"} in choices
+
+
+async def test_stratagems_from_the_real_catalog(console: ConsoleSession, real_catalog: None) -> None:
+    """Costs come from the seed pages: 11e Heroic Intervention 1CP + the Into the Fray +1CP section."""
+    await console.send("/game start opponent:222 faction:Orks opponent_faction:Leagues of Votann edition:11e starting_cp:4")
+    choices = await console.autocomplete("/strat use name:heroic interv", "name")
+    assert 0 < len(choices) <= 25
+    value = next(c["value"] for c in choices if c["name"].startswith("Heroic Intervention"))
+    reply = (await console.send(f"/strat use name:{value} unit:Boyz extra:true"))[-1]
+    assert not reply.ephemeral and "for 2CP (5 → 3)" in reply.text()
+    uses = export(console)["stratagems_used"]
+    assert uses[0]["entry_id"] == value and uses[0]["cp"] == 2
+    reply = (await console.send("/strat use name:Insane Bravery unit:Nobz"))[-1]
+    assert "for 1CP (3 → 2)" in reply.text()
+    await console.send("/game next")
+    reply = (await console.send("/strat use name:Insane Bravery unit:Grots force:true"))[-1]
+    assert reply.ephemeral and "once per battle" in reply.text()
+
+
+async def test_10e_insane_bravery_prefers_the_core_stratagem(console: ConsoleSession, real_catalog: None) -> None:
+    await console.send("/game start opponent:222 faction:Leagues of Votann opponent_faction:Orks edition:10e starting_cp:3")
+    await console.send("/strat use name:Insane Bravery unit:Warriors")
+    use = export(console)["stratagems_used"][0]
+    assert use["entry_id"] == "10e:stratagem:seed.core:insane-bravery"
+    reply = (await console.send("/strat use name:Insane Bravery unit:Warriors force:true"))[-1]
+    assert reply.ephemeral and "once per battle" in reply.text()
