@@ -200,3 +200,13 @@ def test_plot_marks_the_wipe_bar_in_its_own_colour() -> None:
 def test_plot_rejects_an_empty_distribution() -> None:
     with pytest.raises(ValueError):
         plot_models_killed({"models_killed": {"mean": 0, "pmf": []}, "p_wipe": 0})
+
+
+def test_plots_drawn_in_parallel_threads_match_serial_ones() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    results = [result_for(binomial(n, 0.4)) for n in (1, 3, 5, 10, 20, 40)]
+    serial = [plot_models_killed(r) for r in results]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        parallel = list(pool.map(plot_models_killed, results * 2))
+    assert parallel == serial * 2
