@@ -203,6 +203,17 @@ def test_gateway_close_4000_then_resume(single: Single) -> None:
     assert record.callback is not None and record.callback.type == 4
 
 
+def test_reconnect_request_is_followed_by_a_resume(single: Single) -> None:
+    fake, _ = single
+    live = fake.session_for_guild(fake.default_guild_id)
+    before = live.resumes
+    session = fake.request_reconnect((0, 1))
+    assert session is live
+    fake.wait_until(lambda: session.resumes > before and session.conn is not None, 20, "a resume after op 7 RECONNECT")
+    record = fake.slash("about")
+    assert record.callback is not None and record.session_id == session.id
+
+
 def test_invalid_session_makes_the_bot_identify_again(single: Single) -> None:
     fake, bot = single
     identifies = len(fake.identifies)

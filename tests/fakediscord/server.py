@@ -660,6 +660,17 @@ class FakeDiscord:
         await self._notify()
         return session
 
+    def request_reconnect(self, shard: tuple[int, int] = (0, 1)) -> Session:
+        """Send op 7 RECONNECT (Discord does this when a gateway node restarts): the bot must resume."""
+        return self.call(self._request_reconnect(shard))
+
+    async def _request_reconnect(self, shard: tuple[int, int]) -> Session:
+        session = next(s for s in reversed(list(self.sessions.values()))
+                       if s.shard == shard and s.conn is not None and not s.invalidated)
+        assert session.conn is not None
+        await session.conn.send({"op": 7, "d": None, "s": None, "t": None})
+        return session
+
     def invalidate(self, shard: tuple[int, int] = (0, 1)) -> Session:
         """Send INVALID_SESSION (not resumable): the bot must identify again from scratch."""
         return self.call(self._invalidate(shard))
