@@ -10,6 +10,7 @@ the kind, and how complete the source is.
 from __future__ import annotations
 
 import bisect
+import heapq
 import re
 import tomllib
 from collections import defaultdict
@@ -22,7 +23,8 @@ from rapidfuzz import fuzz, process
 from bot.catalog.model import Hit
 from bot.catalog.normalize import compact, normalize, rule_number
 
-MAX_QUERY_CHARS = 200  # a longer query is clipped: names are short and FTS gets at most 12 words
+MAX_QUERY_CHARS = 200
+SHORT_KEEP = 300  # names kept per one/two-letter prefix  # a longer query is clipped: names are short and FTS gets at most 12 words
 
 KIND_BONUS = {"rule": 1.0, "stratagem": 0.9, "datasheet": 0.8, "ability": 0.5, "detachment": 0.5,
               "enhancement": 0.45, "weapon": 0.3, "keyword": 0.2}
@@ -123,6 +125,8 @@ class SearchIndex:
             if rec.number:
                 self.by_number[rec.number].append(idx)
         self.by_name = dict(by_name)
+        self.name_kinds = {n: frozenset(self.records[i].kind for i in idxs) for n, idxs in self.by_name.items()}
+        self.name_editions = {n: frozenset(self.records[i].edition for i in idxs) for n, idxs in self.by_name.items()}
         self.by_alias = dict(by_alias)
         self.names = sorted(n for n in self.by_name if n)
         self.by_compact: dict[str, list[str]] = defaultdict(list)
@@ -133,6 +137,14 @@ class SearchIndex:
                 token_names[tok].add(i)
         self.tokens = sorted(token_names)
         self.token_names = dict(token_names)
+        # One- and two-letter queries match thousands of names; precompute their best (shortest) few.
+        short: dict[str, set[int]] = defaultdict(set)
+        for tok, ids in self.token_names.items():
+            for n in (1, 2):
+                if len(tok) >= n:
+                    short[tok[:n]] |= ids
+        self.short_token = {p: sorted(ids, key=lambda i: (len(self.names[i]), i))[:SHORT_KEEP]
+                            for p, ids in short.items()}
 
     # -- scoring of names --------------------------------------------------------------------
     def _name_scores(self, q: str, *, fuzzy: bool, fuzzy_limit: int) -> dict[str, float]:
@@ -148,13 +160,20 @@ class SearchIndex:
             put(name, 100.0)  # the same name but for spaces/punctuation: "counter offensive" = "Counteroffensive"
         # prefix: names starting with the query (bisect over the sorted names)
         lo = bisect.bisect_left(self.names, q)
-        for name in self.names[lo:lo + 400]:
+        prefixed = []
+        for name in self.names[lo:lo + 3000]:
             if not name.startswith(q):
                 break
+            prefixed.append(name)
+        for name in heapq.nsmallest(300, prefixed, key=len):  # shorter names score higher
             put(name, 90.0 + 9.0 * len(q) / len(name))
         # token: every query word is the prefix of a different word of the name, in any order
         words = q.split()
-        if words:
+        if len(words) == 1 and len(q) <= 2:
+            for i in self.short_token.get(q, ()):
+                name = self.names[i]
+                put(name, 80.0 + 9.0 * min(1.0, len(q) / max(1, len(name.replace(" ", "")))))
+        elif words:
             candidate_sets = []
             for w in words:
                 found: set[int] = set()
@@ -166,7 +185,9 @@ class SearchIndex:
                         found |= self.token_names[tok]
                 candidate_sets.append(found)
             common = set.intersection(*candidate_sets) if candidate_sets else set()
-            for i in list(common)[:2000]:
+            if len(common) > 300:  # "b": keep the shortest names, which would score highest anyway
+                common = set(heapq.nsmallest(300, common, key=lambda i: (len(self.names[i]), i)))
+            for i in common:
                 name = self.names[i]
                 put(name, 80.0 + 9.0 * min(1.0, len(q.replace(" ", "")) / max(1, len(name.replace(" ", "")))))
         if fuzzy and len(q) >= 3:
@@ -182,12 +203,15 @@ class SearchIndex:
         2. Names containing any of those words are scored with WRatio against the whole query.
         Short catalogs (or queries without usable words) score every name directly.
         """
-        words = [w for w in q.split() if len(w) >= 3 and w not in _QUESTION_WORDS][:4] or q.split()[:4]
+        words = [w for w in q.split() if len(w) >= 3 and w not in _QUESTION_WORDS][:4]
+        if not words:
+            return []
         counts: dict[int, int] = defaultdict(int)
         for w in words:
             seen: set[int] = set()
             for tok, _score, _ in process.extract(w, self.tokens, scorer=fuzz.ratio, limit=8, score_cutoff=72):
-                seen |= self.token_names[tok]
+                if len(self.token_names[tok]) <= 600:  # "of", "the", "squad" say little about the name
+                    seen |= self.token_names[tok]
             for i in seen:
                 counts[i] += 1
         if len(self.names) <= 2000:
@@ -228,16 +252,23 @@ class SearchIndex:
     # -- public ------------------------------------------------------------------------------
     def lookup(self, query: str, *, kinds: tuple[str, ...] | None = None, edition: str | None = None,
                prefer_edition: str | None = None, faction: str | None = None, limit: int = 10,
-               fuzzy: bool = True) -> tuple[list[Hit], list[float], bool]:
+               fuzzy: bool = True, eager_fuzzy: bool = True) -> tuple[list[Hit], list[float], bool]:
         """Rank records by name. Returns (hits, final scores, question_like)."""
-        rec_scores, prefer, question = self.score(query, limit=limit, fuzzy=fuzzy, prefer_edition=prefer_edition)
+        rec_scores, prefer, question = self.score(query, limit=limit, fuzzy=fuzzy, prefer_edition=prefer_edition,
+                                                  kinds=kinds, edition=edition, eager_fuzzy=eager_fuzzy)
         hits, finals = self.rank(rec_scores, kinds, edition, prefer, faction, limit)
         return hits, finals, question
 
-    def score(self, query: str, *, limit: int = 10, fuzzy: bool = True, prefer_edition: str | None = None
+    def score(self, query: str, *, limit: int = 10, fuzzy: bool = True, prefer_edition: str | None = None,
+              kinds: tuple[str, ...] | None = None, edition: str | None = None, eager_fuzzy: bool = True
               ) -> tuple[dict[int, float], str | None, bool]:
         """Tier scores per record index, the edition preference (a "10e" word in the query sets it),
-        and whether the query reads like a question for the full-text search."""
+        and whether the query reads like a question for the full-text search.
+
+        Fuzzy matching runs when the cheap tiers found nothing strong; `eager_fuzzy` (search, not
+        autocomplete) also runs it when they found fewer than three strong names. Only the best names
+        that exist in the wanted kinds/edition are expanded to records, so a one-letter query stays cheap.
+        """
         raw = (query or "")[: MAX_QUERY_CHARS * 4]
         q = normalize(raw)[:MAX_QUERY_CHARS]
         words = q.split()
@@ -264,17 +295,28 @@ class SearchIndex:
             name_scores.append((self._name_scores(variant, fuzzy=False, fuzzy_limit=0), penalty))
         best = max((max(n.values()) for n, _ in name_scores if n), default=0.0)
         strong = sum(1 for n, _ in name_scores for v in n.values() if v >= 90)
-        if fuzzy and (best < 90 or strong < 3 or rec_scores and max(rec_scores.values()) < 90):
+        weak = best < 90 or (eager_fuzzy and (strong < 3 or bool(rec_scores) and max(rec_scores.values()) < 90))
+        if fuzzy and weak and len(q.replace(" ", "")) >= 4:
             # typo tolerance, only when the cheap tiers found little: the literal query and the
             # first alias reading (e.g. "dev wuonds" -> "devastating wuonds")
             for variant, penalty in variants[:2]:
                 name_scores.append(({n: 0.8 * sc for n, sc in self._fuzzy(variant, max(30, limit * 4))}, penalty))
+        merged: dict[str, float] = {}
         for names, penalty in name_scores:
             for name, score in names.items():
-                s = score - penalty
-                for idx in self.by_name[name]:
-                    if s > rec_scores.get(idx, -1.0):
-                        rec_scores[idx] = s
+                if kinds and not (self.name_kinds[name] & set(kinds)):
+                    continue
+                if edition and edition not in self.name_editions[name]:
+                    continue
+                if score - penalty > merged.get(name, -1.0):
+                    merged[name] = score - penalty
+        keep = max(limit * 8, 80)
+        best_names = heapq.nlargest(keep, merged.items(), key=lambda kv: kv[1]) if len(merged) > keep \
+            else merged.items()
+        for name, s in best_names:
+            for idx in self.by_name[name]:
+                if s > rec_scores.get(idx, -1.0):
+                    rec_scores[idx] = s
         return rec_scores, prefer_edition, question
 
     def rank(self, rec_scores: dict[int, float], kinds, edition, prefer_edition, faction, limit
@@ -299,7 +341,8 @@ class SearchIndex:
             if rec.incomplete:
                 final -= INCOMPLETE_PENALTY
             ranked.append((final, raw_score, rec))
-        ranked.sort(key=lambda t: (-t[0], t[2].name, t[2].id))
+        # only the best few can be shown; duplicates of one rule collapse, so keep a generous margin
+        ranked = heapq.nsmallest(max(limit * 12, 60), ranked, key=lambda t: (-t[0], t[2].name, t[2].id))
         seen_groups: set[tuple] = set()
         hits: list[Hit] = []
         raws: list[float] = []

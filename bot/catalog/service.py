@@ -12,6 +12,7 @@ import hashlib
 import logging
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 
 from bot.catalog.importers import seeds as seed_importer
@@ -33,6 +34,7 @@ log = logging.getLogger(__name__)
 
 BUILDER_VERSION = "7"  # bump when an importer's output changes, so existing catalogs rebuild
 CATALOG_FILE = "catalog.sqlite"
+RECENT_AUTOCOMPLETE = 2048  # cached autocomplete answers (cleared whenever the catalog changes)
 
 Kinds = str | tuple[str, ...] | list[str] | None
 # Without an edition filter, the current edition wins ties (pass prefer_edition=None for no preference).
@@ -57,6 +59,8 @@ class Catalog:
         self.aliases = load_aliases(data_root / "aliases.toml")
         self._lock = threading.Lock()
         self.index = SearchIndex(store.index_rows(), self.aliases)
+        # Discord sends a request per keystroke and the first letters repeat a lot: remember recent answers.
+        self._recent: OrderedDict[tuple, list[Hit]] = OrderedDict()
 
     # -- contract ----------------------------------------------------------------------------
     def search(self, query: str, *, kind: Kinds = None, edition: str | None = None, limit: int = 10,
@@ -75,9 +79,19 @@ class Catalog:
             return self._browse(kinds, edition, faction, limit, prefer_edition)
         if looks_hostile(text):
             return []
+        key = (text[:200], kinds, edition, faction, limit, prefer_edition)
+        with self._lock:
+            cached = self._recent.get(key)
+            if cached is not None:
+                self._recent.move_to_end(key)
+                return list(cached)
         hits, _, _ = self.index.lookup(text, kinds=kinds, edition=edition, prefer_edition=prefer_edition,
-                                       faction=faction, limit=limit)
-        return hits
+                                       faction=faction, limit=limit, eager_fuzzy=False)
+        with self._lock:
+            self._recent[key] = hits
+            while len(self._recent) > RECENT_AUTOCOMPLETE:
+                self._recent.popitem(last=False)
+        return list(hits)
 
     def resolve(self, query: str, *, kind: Kinds = None, edition: str | None = None,
                 prefer_edition: str | None = CURRENT_EDITION) -> Resolution:
@@ -130,6 +144,7 @@ class Catalog:
         index = SearchIndex(self.store.index_rows(), self.aliases)
         with self._lock:
             self.index = index
+            self._recent.clear()
 
     # -- internals ---------------------------------------------------------------------------
     def _browse(self, kinds: tuple[str, ...] | None, edition: str | None, faction: str | None, limit: int,
@@ -163,7 +178,8 @@ class Catalog:
         if not isinstance(query, str) or not query.strip() or looks_hostile(query):
             return [], []
         index = self.index
-        rec_scores, prefer, question = index.score(query, limit=limit, prefer_edition=prefer_edition)
+        rec_scores, prefer, question = index.score(query, limit=limit, prefer_edition=prefer_edition, kinds=kinds,
+                                                   edition=edition)
         hits, scores = index.rank(rec_scores, kinds, edition, prefer, None, limit)
         if question or not hits or scores[0] < 70:
             words = fts_words(query)
