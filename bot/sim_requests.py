@@ -224,6 +224,8 @@ class SimOptions:
     save_modifier: int = 0
     reroll_hits: str = "none"
     reroll_wounds: str = "none"
+    critical_hit: int = 6
+    critical_wound: int = 6
 
     def context(self) -> dict[str, Any]:
         return {
@@ -236,6 +238,8 @@ class SimOptions:
             "save_modifier": self.save_modifier,
             "reroll_hits": None if self.reroll_hits == "none" else self.reroll_hits,
             "reroll_wounds": None if self.reroll_wounds == "none" else self.reroll_wounds,
+            "critical_hit": self.critical_hit,
+            "critical_wound": self.critical_wound,
         }
 
     def describe(self) -> list[str]:
@@ -261,6 +265,10 @@ class SimOptions:
             words.append(f"hits: {reroll_words[self.reroll_hits]}")
         if self.reroll_wounds != "none":
             words.append(f"wounds: {reroll_words[self.reroll_wounds]}")
+        if self.critical_hit != 6:
+            words.append(f"critical hits on {self.critical_hit}+")
+        if self.critical_wound != 6:
+            words.append(f"critical wounds on {self.critical_wound}+")
         return words
 
 

@@ -68,6 +68,8 @@ OPTION_DESCRIPTIONS = {
     "save_mod": "Save roll modifier",
     "reroll_hits": "Re-roll hit rolls",
     "reroll_wounds": "Re-roll wound rolls",
+    "crit_hit": "Unmodified hit roll that is a critical hit (default 6+)",
+    "crit_wound": "Unmodified wound roll that is a critical wound (default 6+)",
     "edition": "Rules edition (default: this server's edition)",
     "method": "Exact distribution (default) or Monte Carlo",
 }
@@ -183,6 +185,8 @@ class Sim(commands.Cog):
         save_mod: app_commands.Range[int, -3, 3] = 0,
         reroll_hits: str = "none",
         reroll_wounds: str = "none",
+        crit_hit: app_commands.Range[int, 2, 6] = 6,
+        crit_wound: app_commands.Range[int, 2, 6] = 6,
         fnp: app_commands.Range[int, 2, 6] | None = None,
         edition: str | None = None,
         method: str = "exact",
@@ -200,6 +204,8 @@ class Sim(commands.Cog):
             save_modifier=save_mod,
             reroll_hits=reroll_hits,
             reroll_wounds=reroll_wounds,
+            critical_hit=crit_hit,
+            critical_wound=crit_wound,
         )
         attacker_entry = self._datasheet(attacker, options.edition, "attacker")
         target_entry = self._datasheet(target, options.edition, "target")
@@ -323,6 +329,8 @@ class Sim(commands.Cog):
         save_mod: app_commands.Range[int, -3, 3] = 0,
         reroll_hits: str = "none",
         reroll_wounds: str = "none",
+        crit_hit: app_commands.Range[int, 2, 6] = 6,
+        crit_wound: app_commands.Range[int, 2, 6] = 6,
         edition: str | None = None,
         method: str = "exact",
     ) -> None:
@@ -339,6 +347,8 @@ class Sim(commands.Cog):
             save_modifier=save_mod,
             reroll_hits=reroll_hits,
             reroll_wounds=reroll_wounds,
+            critical_hit=crit_hit,
+            critical_wound=crit_wound,
         )
         attack = parse_attacker(attacker)
         defence = parse_target(target)

@@ -193,3 +193,13 @@ async def test_hazardous_losses_depend_on_the_attackers_keywords_in_11e(console:
     assert hazard_infantry.startswith("1.00 mortal wounds on average")
     assert hazard_vehicle.startswith("3.00 mortal wounds on average")
     assert "attacker: VEHICLE" in vehicle.embeds[0]["description"]
+
+
+async def test_critical_hit_threshold_option(console: ConsoleSession) -> None:
+    line = '/sim custom attacker:A=6 BS=3 S=4 D=1 kw="SUSTAINED HITS 1" target:T=4 Sv=3 W=1 models=10'
+    normal = field_values(only(await console.send(line), "followup"))["Average per stage"]
+    fives = only(await console.send(line + " crit_hit:5"), "followup")
+    # 6 attacks hitting on 3+: crits on 6 give 6 x (4/6 + 1/6) = 5 hits; crits on 5+ give 6 x (4/6 + 2/6) = 6.
+    assert normal.startswith("6.0 attacks → 5.0 hits")
+    assert field_values(fives)["Average per stage"].startswith("6.0 attacks → 6.0 hits")
+    assert "critical hits on 5+" in fives.embeds[0]["description"]

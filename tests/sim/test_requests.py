@@ -224,5 +224,7 @@ def test_build_request_is_contract_1() -> None:
         "save_modifier": 0,
         "reroll_hits": None,
         "reroll_wounds": "non_critical",
+        "critical_hit": 6,
+        "critical_wound": 6,
     }
     assert options.describe() == ["half range", "hit +1", "wounds: re-roll non-crits"]
