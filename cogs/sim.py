@@ -228,7 +228,7 @@ class Sim(commands.Cog):
         )
         sources = list(dict.fromkeys([attacker_entry.source, target_entry.source]))
         description = SimDescription(
-            title=f"{attacker_entry.name} → {target_entry.name}",
+            title=f"{escape(attacker_entry.name)} → {escape(target_entry.name)}",
             attacker_lines=[weapon_line(g["models"], g["weapon"]) for g in volley],
             target_line=target_line(target_entry.name, target_profile),
             edition=options.edition,
@@ -355,7 +355,7 @@ class Sim(commands.Cog):
         request = build_request(attack.volley, defence.target, options, attacker_keywords=attack.keywords)
         title_target = defence.name or "target"
         description = SimDescription(
-            title=f"Custom attack → {title_target}",
+            title=f"Custom attack → {escape(title_target)}",
             attacker_lines=[weapon_line(g["models"], g["weapon"]) for g in attack.volley],
             target_line=target_line(defence.name, defence.target),
             edition=options.edition,

@@ -203,3 +203,16 @@ async def test_critical_hit_threshold_option(console: ConsoleSession) -> None:
     assert normal.startswith("6.0 attacks → 5.0 hits")
     assert field_values(fives)["Average per stage"].startswith("6.0 attacks → 6.0 hits")
     assert "critical hits on 5+" in fives.embeds[0]["description"]
+
+
+async def test_user_typed_names_are_escaped_and_never_ping(console: ConsoleSession) -> None:
+    reply = only(
+        await console.send(
+            "/sim custom attacker:A=3 BS=3 S=4 D=1 name='**@everyone**' target:T=4 Sv=3 W=1 name='<@222> __x__'"
+        ),
+        "followup",
+    )
+    embed = reply.embeds[0]
+    text = embed["title"] + embed["description"]
+    assert "@everyone" not in text.replace("@\u200beveryone", "")
+    assert "\\*\\*" in embed["description"] and "\\_\\_x\\_\\_" in embed["title"]
