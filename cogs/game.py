@@ -66,12 +66,16 @@ async def call(interaction: discord.Interaction, fn: Callable[..., Any], *args: 
 
 
 async def current_state(interaction: discord.Interaction) -> GameState:
-    return await call(interaction, store_of(interaction).require, _channel(interaction))
+    return await call(interaction, store_of(interaction).require, channel_of(interaction))
+
+
+def channel_of(interaction: discord.Interaction) -> int:
+    return _channel(interaction)
 
 
 def _channel(interaction: discord.Interaction) -> int:
-    if interaction.channel_id is None:
-        raise UserError("Games live in a channel.")
+    if interaction.channel_id is None or interaction.guild_id is None:
+        raise UserError("Games live in a server channel, not in direct messages.")
     return interaction.channel_id
 
 

@@ -23,8 +23,10 @@ from bot.render import game as render
 from bot.render.common import NO_MENTIONS
 from cogs.game import (
     act,
+    call,
     canonical_unit,
     catalog_or_none,
+    channel_of,
     current_state,
     escaped_errors,
     reply,
@@ -146,7 +148,7 @@ class GameResources(commands.Cog):
 
     @cp.command(name="show", description="Both players' CP and VP.")
     async def cp_show(self, interaction: discord.Interaction) -> None:
-        game_id, state = await asyncio.to_thread(store_of(interaction).require_active, interaction.channel_id or 0)
+        game_id, state = await call(interaction, store_of(interaction).require_active, channel_of(interaction))
         await interaction.response.send_message(embed=render.board_embed(state, game_id), ephemeral=True,
                                                 allowed_mentions=NO_MENTIONS)
 

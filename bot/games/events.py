@@ -180,7 +180,7 @@ def _unit(state: GameState, data: dict[str, Any]) -> None:
 
 
 def _end(state: GameState, data: dict[str, Any]) -> None:
-    state.over = True
+    state.ended = data.get("status", "finished")
 
 
 _HANDLERS = {

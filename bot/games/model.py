@@ -78,7 +78,8 @@ class GameState:
     round: int = 1
     active: int = 0
     phase: str = "command"
-    over: bool = False
+    over: bool = False  # the fifth battle round has ended
+    ended: str | None = None  # "finished" or "abandoned" once /game end was used
     units: list[Unit] = field(default_factory=list)
     # Stratagems used in the current phase (for the once-per-phase checks); the whole battle's uses are
     # the `strat` events of the log, so the snapshot stays small however long the game runs.

@@ -29,9 +29,11 @@ UNIT_LINES_MAX = 15
 
 def clock_line(state: GameState) -> str:
     if state.over:
-        return f"Battle over · after battle round {LAST_ROUND}"
-    who = escape(state.players[state.active].name, limit=40)
-    return f"Battle round {state.round} · {who}'s {PHASE_LABELS[state.phase]} phase"
+        text = f"Battle over · after battle round {LAST_ROUND}"
+    else:
+        who = escape(state.players[state.active].name, limit=40)
+        text = f"Battle round {state.round} · {who}'s {PHASE_LABELS[state.phase]} phase"
+    return f"Game {state.ended} · {text}" if state.ended else text
 
 
 def until_text(state: GameState, until: int | None) -> str:
