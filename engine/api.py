@@ -45,15 +45,28 @@ def check_size(req: Request, groups: list[ResolvedGroup]) -> None:
                 f"10e DEVASTATING WOUNDS against {t.total_wounds} wounds is more than the exact engine's "
                 f"limit of {limits.MAX_TOTAL_WOUNDS_EXACT_10E_DEVASTATING}; use \"method\": \"montecarlo\"",
                 "target")
-        p = t.total_wounds + 1 if pending else 1
+        states = t.models * t.wounds + 1
+        step_cost = states * states if states <= exact.DENSE_MAX_STATES else states * t.wounds
+        block = (t.models + 1) * t.wounds  # one pending row of the 10e block state
+        pending_rows = 1  # rows of the pending axis holding mass before each group
         work = 0
         for g in groups:
             cmax = g.models * (g.attacks_per_model.size - 1)
             n_max = cmax * _max_hits_per_die(g)
-            work += n_max * p * (t.models + 1) * t.wounds * (t.wounds + 1)
-            if g.devastating and (pending or g.fnp_mortal != g.fnp):
+            two_d = g.devastating and (pending or g.fnp_mortal != g.fnp)
+            if pending:  # block steps over the (pending, models, wounds) array
+                work += n_max * pending_rows * block * (t.wounds + 1)
+                if g.devastating:  # combining (normal, devastating) counts, then the pending convolutions
+                    work += n_max * n_max * pending_rows * block
+                    pending_rows = min(t.total_wounds + 1, pending_rows + n_max * (g.damage.size - 1))
+                    work += n_max * g.damage.size * pending_rows * block
+            elif two_d:  # normal then mortal-wound steps, one attack at a time
+                work += 2 * n_max * step_cost + n_max * n_max * states
+            else:  # renewal mixture: ~ t_max x (W^2 + models + W) plus a t_max^2 x W correlation
+                work += n_max * (t.wounds * t.wounds + 16 * t.models + t.wounds) + min(n_max, 256) ** 2 * t.wounds
+            if two_d:  # the joint (normal, devastating) distribution by FFT
                 width = cmax - g.models * int(np.flatnonzero(g.attacks_per_model)[0]) + 1
-                work += (n_max + 1) ** 2 * width * 4 + n_max * n_max * p * (t.models + 1) * t.wounds
+                work += (n_max + 1) ** 2 * width * 4
         if work > limits.MAX_EXACT_WORK:
             raise RequestError(
                 f"this volley is too large to compute exactly (estimated work {work:.2g} > "

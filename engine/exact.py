@@ -219,11 +219,25 @@ def dense_matrix(m: np.ndarray, models: int) -> np.ndarray:
 
 
 def make_step(loss: np.ndarray, target: Target, state: np.ndarray):
-    """One-attack transition for this state representation: dense flat vector or block array."""
+    """One-attack transition for this state representation: a flat vector (index k*W + j, last = unit
+    destroyed; a dense matrix when small, else the block form) or the (pending, k, j) block array."""
     m = step_matrix(loss, target.wounds)
     if state.ndim == 1:
-        t = dense_matrix(m, target.models)
-        return lambda x: x @ t
+        if state.size <= DENSE_MAX_STATES:
+            t = dense_matrix(m, target.models)
+            return lambda x: x @ t
+        kw = state.size - 1
+        w = target.wounds
+
+        def flat_step(x: np.ndarray) -> np.ndarray:
+            y = x[:kw].reshape(-1, w) @ m
+            out = np.empty_like(x)
+            out[:kw] = y[:, :w].ravel()
+            out[kw] = x[kw]
+            out[w::w] += y[:, w]  # destroying model k moves to (k+1)*W; k+1 == models is "destroyed"
+            return out
+
+        return flat_step
     return lambda x: apply_step(x, m)
 
 
@@ -258,6 +272,79 @@ def powers_mixture(s: np.ndarray, step, weights: np.ndarray) -> np.ndarray:
     return out
 
 
+def _conv_trunc(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
+    """First n entries of the convolution of a and b."""
+    if n <= 256:
+        return np.convolve(a[:n], b[:n])[:n]
+    size = 1 << int(a.size + b.size - 1).bit_length()
+    return np.fft.irfft(np.fft.rfft(a, size) * np.fft.rfft(b, size), size)[:n]
+
+
+def _toeplitz(c: np.ndarray, w: int) -> np.ndarray:
+    """(W, W) upper-triangular Toeplitz matrix M[i, j] = c[j - i] (adding a loss distributed as c)."""
+    padded = np.zeros(w)
+    padded[: min(w, c.size)] = c[:w]
+    d = np.arange(w)[None, :] - np.arange(w)[:, None]
+    return np.where(d >= 0, padded[np.clip(d, 0, w - 1)], 0.0)
+
+
+def renewal_mixture(s: np.ndarray, loss: np.ndarray, weights: np.ndarray, wounds: int) -> np.ndarray:
+    """sum_t weights[t] * T^t s for the flat state vector s, without stepping t times.
+
+    No spill-over makes allocation a renewal process: a fresh model survives u attacks with j wounds
+    lost exactly when the sum S_u of u independent losses is j < W, so F[u, j] = P(S_u = j) (the
+    loss distribution's powers truncated below W) describes one model completely. From F follow the
+    attack on which a model with j0 wounds lost dies, the attack on which the k-th model of the
+    unit dies (V_k, a convolution recursion over models) and, for whatever attacks remain after that,
+    the state of the next model (G = weights correlated with F). Exact; cost ~ t_max x (W + models)."""
+    w = wounds
+    kw = s.size - 1
+    k_models = kw // w
+    t = weights.size
+    # F[u, j] = P(S_u = j), j < W: the model has not yet been destroyed after u attacks.
+    a = _toeplitz(loss, w)  # one attack: F[u] = F[u-1] @ A
+    f = np.zeros((t, w))
+    f[0, 0] = 1.0
+    n, power = 1, a
+    while n < t:  # doubling: rows [n, 2n) = rows [0, n) @ A^n
+        m = min(n, t - n)
+        f[n : n + m] = f[:m] @ power
+        n += m
+        if n < t:
+            power = power @ power
+    fc = np.cumsum(f, axis=1)  # P(S_u <= x)
+    # death[j0, u]: a model with j0 wounds lost is destroyed by attack u (u >= 1).
+    surv = fc[:, ::-1]  # surv[u, j0] = P(S_u <= W-1-j0) = P(still alive after u attacks)
+    death = np.zeros((w, t))
+    death[:, 1:] = (surv[:-1] - surv[1:]).T
+    np.clip(death, 0.0, None, out=death)
+    blocks = s[:kw].reshape(k_models, w)
+    first = blocks @ death  # first[k0, u]: start with k0 destroyed, the next model dies on attack u
+    fresh = death[0]
+    # G[s, j] = sum_r weights[s + r] F[r, j]: after a kill on attack s, the rest leave the next model at j.
+    if t <= 256:
+        padded = np.zeros(2 * t)
+        padded[:t] = weights
+        idx = np.arange(t)
+        g = padded[idx[:, None] + idx[None, :]] @ f
+    else:
+        size = 1 << int(2 * t).bit_length()
+        wf = np.fft.rfft(weights[::-1], size)
+        g = np.fft.irfft(wf[:, None] * np.fft.rfft(f, size, axis=0), size, axis=0)[:t][::-1]
+    tail = np.cumsum(weights[::-1])[::-1]  # P(at least s attacks)
+    out = np.zeros_like(s)
+    # no model destroyed in this group: the current model keeps taking losses
+    out[:kw] = (blocks @ _toeplitz(g[0], w)).ravel()
+    # the k-th model of the unit dies on attack s: V_k = V_{k-1} * fresh + first[k-1]
+    v = np.zeros((k_models + 1, t))
+    for k in range(1, k_models + 1):
+        v[k] = _conv_trunc(v[k - 1], fresh, t) + first[k - 1]
+    out[w:kw] += (v[1:k_models] @ g).ravel()
+    out[kw] = s[kw] + float(v[k_models] @ tail)
+    np.clip(out, 0.0, None, out=out)
+    return out
+
+
 def _powers(s: np.ndarray, step, count: int) -> list[np.ndarray]:
     xs = [s]
     for _ in range(count - 1):
@@ -265,28 +352,38 @@ def _powers(s: np.ndarray, step, count: int) -> list[np.ndarray]:
     return xs
 
 
-def pending_conv(r: np.ndarray, mw: np.ndarray) -> np.ndarray:
-    """Add one critical wound's mortal wounds (distribution `mw`) to the pending axis, capped."""
-    cap = r.shape[0] - 1
-    out = np.zeros_like(r)
+def pending_conv(r: np.ndarray, mw: np.ndarray, size: int, cap: int) -> np.ndarray:
+    """Add one critical wound's mortal wounds (distribution `mw`) to the pending axis of `r`; the
+    result has `size` pending rows and everything at or beyond `cap` (the unit's remaining wounds:
+    enough to destroy it) is collected in row `cap`."""
+    out = np.zeros((size,) + r.shape[1:])
+    rows = r.shape[0]
     for loss, p in enumerate(mw):
         if not p:
             continue
-        if loss >= cap:
-            out[cap] += p * r.sum(axis=0)
-            continue
-        out[loss:cap] += p * r[: cap - loss]
-        out[cap] += p * r[cap - loss :].sum(axis=0)
+        keep = max(0, min(rows, cap - loss))  # source rows that stay below the cap
+        if keep:
+            out[loss : loss + keep] += p * r[:keep]
+        if keep < rows:
+            out[cap] += p * r[keep:].sum(axis=0)
     return out
 
 
 def allocate_group(s: np.ndarray, gd: GroupDistribution, g: ResolvedGroup, target: Target,
                    devastating_pending: bool) -> np.ndarray:
     """Advance the state by one group's attacks (normal damage, then devastating per edition)."""
-    step_normal = make_step(loss_pmf(g.damage, g.fnp), target, s)
     joint = gd.joint
+    loss = loss_pmf(g.damage, g.fnp)
     if gd.collapsed or joint.shape[1] == 1:
-        return powers_mixture(s, step_normal, joint.sum(axis=1))
+        weights = joint.sum(axis=1)
+        if s.ndim == 1:
+            return renewal_mixture(s, loss, weights[: _trim(weights)[1] + 1], target.wounds)
+        return powers_mixture(s, make_step(loss, target, s), weights)
+    full = s
+    if devastating_pending:  # only step the pending rows that hold mass so far
+        used = np.flatnonzero(s.reshape(s.shape[0], -1).any(axis=1))
+        s = s[: used[-1] + 1]
+    step_normal = make_step(loss, target, s)
     n_lo, n_hi = _trim(joint.sum(axis=1))
     m_lo, m_hi = _trim(joint.sum(axis=0))
     xs = _powers(s, step_normal, n_hi + 1)[n_lo:]
@@ -295,10 +392,14 @@ def allocate_group(s: np.ndarray, gd: GroupDistribution, g: ResolvedGroup, targe
     ys = (block.T @ flat).reshape((m_hi + 1,) + s.shape)  # ys[m] = sum_n P(n, m) T^n s
     if devastating_pending:
         mw = loss_pmf(g.damage, g.fnp_mortal)
+        cap = full.shape[0] - 1
         r = ys[m_hi]
         for mm in range(m_hi - 1, -1, -1):
-            r = pending_conv(r, mw) + ys[mm]
-        return r
+            r = pending_conv(r, mw, min(cap + 1, r.shape[0] + mw.size - 1), cap)
+            r[: s.shape[0]] += ys[mm]
+        out = np.zeros_like(full)
+        out[: r.shape[0]] = r
+        return out
     step_mortal = make_step(loss_pmf(g.damage, g.fnp_mortal), target, s)
     r = ys[m_hi]
     for mm in range(m_hi - 1, -1, -1):
@@ -326,7 +427,7 @@ def run(groups: list[ResolvedGroup], target: Target, devastating_spills: bool) -
     pending = devastating_spills and any(g.devastating for g in groups)
     k, w = target.models, target.wounds
     remaining = target.total_wounds
-    if not pending and k * w + 1 <= DENSE_MAX_STATES:
+    if not pending:
         s = np.zeros(k * w + 1)
         s[target.wounds_lost] = 1.0
     else:

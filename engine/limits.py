@@ -31,9 +31,9 @@ MAX_DAMAGE_REDUCTION = 10
 MAX_ATTACK_DICE_EXACT = 1_000
 MAX_ATTACK_DICE_MONTECARLO = 20_000
 
-# Exact engine work budget: sum over groups of (max unsaved results) x (target models + 1) x wounds^2,
-# a proxy for the allocation-chain matrix work. ~2e8 is about a second on one core.
-MAX_EXACT_WORK = 200_000_000
+# Exact engine work budget: an estimate of the floating-point work of the allocation chain (see
+# engine.api.check_size), ~4e8 being about a second on one core.
+MAX_EXACT_WORK = 400_000_000
 # Exact engine with 10th-edition DEVASTATING WOUNDS keeps a pending-mortal-wounds axis (size = the
 # unit's remaining wounds); its work is multiplied by that size.
 MAX_TOTAL_WOUNDS_EXACT_10E_DEVASTATING = 400

@@ -180,10 +180,17 @@ def test_size_limits_suggest_montecarlo():
     with pytest.raises(RequestError) as info:
         prepare(big)
     assert "montecarlo" in info.value.message
-    huge_w = req(target__models=100, target__wounds=200, volley__0__models=20)
+    mortal_fnp = req(target__models=100, target__wounds=10, volley__0__models=20, target__feel_no_pain_mortal=5,
+                     volley__0__weapon__keywords=["BLAST 2", "DEVASTATING WOUNDS"])
     with pytest.raises(RequestError) as info:
-        prepare(huge_w)
-    assert "montecarlo" in info.value.message
+        prepare(mortal_fnp)
+    assert "montecarlo" in info.value.message and info.value.field == "method"
+    ten_dev = req(edition="10e", target__models=100, target__wounds=10,
+                  volley__0__weapon__keywords=["DEVASTATING WOUNDS"])
+    with pytest.raises(RequestError) as info:
+        prepare(ten_dev)
+    assert "montecarlo" in info.value.message and info.value.field == "target"
+    prepare(req(target__models=100, target__wounds=200, volley__0__models=20))  # big but cheap: accepted
     with pytest.raises(RequestError) as info:
         prepare(dict(big, method="montecarlo", trials=limits.MAX_TRIALS))
     assert info.value.field == "trials"

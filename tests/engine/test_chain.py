@@ -1,0 +1,47 @@
+"""The allocation chain's fast paths against plain step-by-step matrix application."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine import exact
+from engine.profiles import Target
+
+
+def _random_case(rng, models, wounds, t, loss_len):
+    s = rng.random(models * wounds + 1)
+    s[rng.random(s.size) < 0.3] = 0.0
+    s /= s.sum()
+    loss = rng.random(loss_len)
+    loss /= loss.sum()
+    weights = rng.random(t)
+    weights /= weights.sum()
+    return s, loss, weights
+
+
+@pytest.mark.parametrize(("models", "wounds", "t", "loss_len"), [
+    (1, 1, 3, 2), (3, 2, 10, 3), (5, 4, 40, 7), (20, 2, 300, 3), (8, 16, 280, 9), (2, 30, 600, 12), (20, 16, 70, 9)])
+def test_renewal_mixture_equals_stepping(models, wounds, t, loss_len):
+    rng = np.random.default_rng(models * 1000 + wounds * 10 + t)
+    s, loss, weights = _random_case(rng, models, wounds, t, loss_len)
+    target = Target(models=models, toughness=4, save=4, invulnerable=None, wounds=wounds)
+    step = exact.make_step(loss, target, s)
+    expected = exact.powers_mixture(s, step, weights)
+    got = exact.renewal_mixture(s, loss, weights, wounds)
+    np.testing.assert_allclose(got, expected, atol=1e-12, rtol=0)
+    assert got.sum() == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("size", [900, 2001])
+def test_flat_block_step_equals_dense(size, monkeypatch):
+    """Beyond DENSE_MAX_STATES the flat vector is stepped block-wise; same numbers as the dense matrix."""
+    rng = np.random.default_rng(size)
+    wounds = 9 if size == 900 else 20
+    models = (size - 1) // wounds
+    s, loss, _ = _random_case(rng, models, wounds, 2, 6)
+    target = Target(models=models, toughness=4, save=4, invulnerable=None, wounds=wounds)
+    dense = exact.dense_matrix(exact.step_matrix(loss, wounds), models)
+    block = exact.make_step(loss, target, s)
+    assert s.size > exact.DENSE_MAX_STATES
+    np.testing.assert_allclose(block(s), s @ dense, atol=1e-14)
