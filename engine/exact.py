@@ -11,7 +11,11 @@ Per weapon group:
 3. Allocation is a Markov chain over (models destroyed, wounds lost by the current model): each attack
    that reaches damage rolls its damage (after MELTA and damage reduction, min 1), Feel No Pain per
    wound, and the current model loses at most its remaining wounds - the excess is lost, and the
-   wounded model is always finished first. One step is a (W x W+1) matrix product on the state.
+   wounded model is always finished first. The state is a flat vector (index k*W + j, last entry =
+   unit destroyed). Because nothing spills over, the chain is a renewal process and the mixture
+   sum_t P(t) T^t s over the number of attacks t is computed in one pass (`renewal_mixture`) instead
+   of t matrix steps; the step-by-step forms (`make_step`, `apply_step`) remain for the cases that need
+   an order inside a group and serve as the reference in the tests.
    Devastating wounds follow the edition: 11e, after that group's normal damage, each critical wound
    damages at most one model (the same chain, with the mortal-wound Feel No Pain); 10e, their mortal
    wounds are collected on a pending axis and inflicted at the end of the volley, spilling over.
