@@ -284,12 +284,21 @@ def _conv_trunc(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
     return np.fft.irfft(np.fft.rfft(a, size) * np.fft.rfft(b, size), size)[:n]
 
 
+@lru_cache(maxsize=256)
+def _toeplitz_index(w: int) -> np.ndarray:
+    """Index matrix j - i for j >= i, else w (which points at an appended zero)."""
+    d = np.arange(w)[None, :] - np.arange(w)[:, None]
+    d[d < 0] = w
+    d.flags.writeable = False
+    return d
+
+
 def _toeplitz(c: np.ndarray, w: int) -> np.ndarray:
     """(W, W) upper-triangular Toeplitz matrix M[i, j] = c[j - i] (adding a loss distributed as c)."""
-    padded = np.zeros(w)
-    padded[: min(w, c.size)] = c[:w]
-    d = np.arange(w)[None, :] - np.arange(w)[:, None]
-    return np.where(d >= 0, padded[np.clip(d, 0, w - 1)], 0.0)
+    padded = np.zeros(w + 1)
+    n = min(w, c.size)
+    padded[:n] = c[:n]
+    return padded[_toeplitz_index(w)]
 
 
 def renewal_mixture(s: np.ndarray, loss: np.ndarray, weights: np.ndarray, wounds: int) -> np.ndarray:
