@@ -172,9 +172,11 @@ def test_game_autocomplete_round_trips(single: Single) -> None:
     focused = next((o for o in sub.get("options") or [] if o.get("autocomplete")), None)
     if focused is None:
         pytest.skip("/riled has no autocomplete option")
-    choices, record = fake.autocomplete(f"riled {sub['name']}", {}, focused["name"])
+    empty, record = fake.autocomplete(f"riled {sub['name']}", {}, focused["name"])  # nothing typed yet
+    assert record.callback is not None and record.callback.type == 8 and len(empty) <= 25
+    choices, record = fake.autocomplete(f"riled {sub['name']}", {focused["name"]: "boy"}, focused["name"])
     assert record.callback is not None and record.callback.type == 8
-    assert len(choices) <= 25
+    assert 1 <= len(choices) <= 25 and any("boy" in c["name"].lower() for c in choices), choices
     fake.slash("game end", {"abandon": True})
 
 
@@ -289,3 +291,20 @@ def test_datasheet_and_stratagem_round_trip(single: Single) -> None:
     assert choices and len(choices) <= 25
     strat = fake.slash("stratagem", {"name": choices[0]["value"]})
     assert strat.callback is not None and strat.callback.type == 4 and "CP" in strat.text()
+
+
+def test_zz_nothing_the_bot_sent_was_rejected_or_could_ping(single: Single) -> None:
+    """Runs last in this module: a sweep over everything the bot sent during the tests above."""
+    fake, bot = single
+    rejected = [(r.method, r.path, r.status, r.body) for r in fake.requests if r.status >= 400 and r.status != 429]
+    assert rejected == [], "Discord would have rejected these requests"
+    bodies = 0
+    for record in fake.interactions.values():
+        for body in record.messages():
+            if body.get("content") or body.get("embeds"):
+                bodies += 1
+                assert _no_pings(body), (record.payload["data"], body.get("allowed_mentions"))
+    assert bodies >= 10
+    errors = [(line.get("command"), line.get("msg"), str(line.get("traceback_text") or line.get("traceback"))[-1500:])
+              for line in bot.logs() if line.get("level") in ("error", "critical")]
+    assert errors == [], "\n".join(map(str, errors))

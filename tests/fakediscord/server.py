@@ -721,16 +721,18 @@ class FakeDiscord:
         given = dict(options or {})
         out: list[dict[str, Any]] = []
         resolved: dict[str, dict[str, Any]] = {}
+        if focused is not None and not any(spec["name"] == focused for spec in level):
+            raise FakeDiscordError(f"/{path}: no option {focused!r} to type into")
         for spec in level:
             name = spec["name"]
+            if name == focused:  # the client always sends the option being typed, even when still empty
+                out.append({"name": name, "type": spec["type"], "value": str(given.pop(name, "")), "focused": True})
+                continue
             if name not in given:
                 if spec.get("required") and focused is None:
                     raise FakeDiscordError(f"/{path}: option {name} is required")
                 continue
             value = given.pop(name)
-            if name == focused:
-                out.append({"name": name, "type": spec["type"], "value": str(value), "focused": True})
-                continue
             out.append({"name": name, "type": spec["type"], "value": self._option_value(path, spec, value, resolved, guild_id)})
         if given:
             raise FakeDiscordError(f"/{path}: unknown options {sorted(given)}")
