@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from bot.console import ConsoleSession
+from engine import limits
 
 CUSTOM = '/sim custom attacker:A=D6+2 BS=3 S=14 AP=-3 D=D6+2 kw="BLAST 2" target:T=5 Sv=4 W=4 inv=4 models=3'
 
@@ -115,9 +116,10 @@ async def test_bad_profiles_get_an_ephemeral_error_naming_the_field(
 async def test_oversized_exact_request_is_refused_ephemerally_with_a_monte_carlo_hint(
     console: ConsoleSession,
 ) -> None:
-    # 20 models x 10D6 attacks passes the profile parser but not the exact engine's 1,000-dice limit.
+    # N models x 10D6 attacks passes the profile parser but not the exact engine's attack-dice limit.
+    models = limits.MAX_ATTACK_DICE_EXACT // 60 + 1
     [reply] = await console.send(
-        "/sim custom attacker:A=10D6 BS=3 S=4 D=1 models=20 target:T=4 Sv=3 W=2 models=20"
+        f"/sim custom attacker:A=10D6 BS=3 S=4 D=1 models={models} target:T=4 Sv=3 W=2 models=20"
     )
     assert reply.kind == "response" and reply.ephemeral
     text = reply.embeds[0]["description"]

@@ -8,6 +8,10 @@ import pytest
 
 from bot.errors import UserError
 from bot.simulation import MAX_PENDING, MIN_TRIALS, SimulationService, describe_field, prepare
+from engine import limits
+
+# Models with 10D6 attacks each (at most 60 dice a model) just beyond the exact engine's dice limit.
+OVER_EXACT = limits.MAX_ATTACK_DICE_EXACT // 60 + 1
 
 
 def request(attacks: int | str = 10, models: int = 1, method: str = "exact", **target) -> dict:
@@ -77,7 +81,7 @@ async def test_closed_service_refuses_work() -> None:
 def test_prepare_budgets_monte_carlo_trials_for_chat() -> None:
     small, notes = prepare(request(method="montecarlo"))
     assert small["trials"] == 100_000 and notes == []
-    big, notes = prepare(request(attacks="10D6", models=20, method="montecarlo"))  # up to 1,200 dice a trial
+    big, notes = prepare(request(attacks="10D6", models=OVER_EXACT, method="montecarlo"))
     assert MIN_TRIALS <= big["trials"] < 100_000
     assert notes and "reduced" in notes[0]
     explicit, _ = prepare({**request(method="montecarlo"), "trials": 5000})
@@ -86,7 +90,7 @@ def test_prepare_budgets_monte_carlo_trials_for_chat() -> None:
 
 def test_prepare_suggests_monte_carlo_only_for_size_refusals() -> None:
     with pytest.raises(UserError, match="method: montecarlo"):
-        prepare(request(attacks="10D6", models=20))
+        prepare(request(attacks="10D6", models=OVER_EXACT))
     with pytest.raises(UserError) as caught:
         prepare(request(attacks="D7"))
     assert "montecarlo" not in str(caught.value) and caught.value.field == "volley[0].weapon.attacks"
