@@ -293,6 +293,15 @@ def _toeplitz_index(w: int) -> np.ndarray:
     return d
 
 
+@lru_cache(maxsize=64)
+def _hankel_index(t: int) -> np.ndarray:
+    """Index matrix s + r (s, r < t) for G[s] = sum_r weights[s + r] F[r]."""
+    idx = np.arange(t)
+    out = idx[:, None] + idx[None, :]
+    out.flags.writeable = False
+    return out
+
+
 def _toeplitz(c: np.ndarray, w: int) -> np.ndarray:
     """(W, W) upper-triangular Toeplitz matrix M[i, j] = c[j - i] (adding a loss distributed as c)."""
     padded = np.zeros(w + 1)
@@ -338,8 +347,7 @@ def renewal_mixture(s: np.ndarray, loss: np.ndarray, weights: np.ndarray, wounds
     if t <= 256:
         padded = np.zeros(2 * t)
         padded[:t] = weights
-        idx = np.arange(t)
-        g = padded[idx[:, None] + idx[None, :]] @ f
+        g = padded[_hankel_index(t)] @ f
     else:
         size = 1 << int(2 * t).bit_length()
         wf = np.fft.rfft(weights[::-1], size)
@@ -350,8 +358,11 @@ def renewal_mixture(s: np.ndarray, loss: np.ndarray, weights: np.ndarray, wounds
     out[:kw] = (blocks @ _toeplitz(g[0], w)).ravel()
     # the k-th model of the unit dies on attack s: V_k = V_{k-1} * fresh + first[k-1]
     v = np.zeros((k_models + 1, t))
+    pending = first[::-1].cumsum(axis=0)[::-1].sum(axis=1)  # mass of first[k:] for each k
     for k in range(1, k_models + 1):
         v[k] = _conv_trunc(v[k - 1], fresh, t) + first[k - 1]
+        if k < k_models and pending[k] == 0.0 and v[k].sum() < 1e-300:
+            break  # no model beyond the k-th can be destroyed: the remaining rows stay zero
     out[w:kw] += (v[1:k_models] @ g).ravel()
     out[kw] = s[kw] + float(v[k_models] @ tail)
     np.clip(out, 0.0, None, out=out)
