@@ -76,6 +76,9 @@ def test_two_shard_processes_share_the_work_and_the_database(tmp_path: Path, e2e
         for bot in bots:
             code, elapsed = bot.terminate()
             assert code == 0 and elapsed < 5.0, dump_on_failure(bot)
+            errors = [line for line in bot.logs() if line.get("level") in ("error", "critical")]
+            assert errors == [], dump_on_failure(bot)
+        assert [r for r in fake.requests if r.status >= 400] == []
     finally:
         for bot in bots:
             bot.stop()
