@@ -159,6 +159,7 @@ class Sim(commands.Cog):
         models="Attacking models firing each weapon (default: the unit's minimum size)",
         target="Target unit (datasheet)",
         target_models="Models in the target unit (default: its minimum size)",
+        wounds_lost="Wounds one target model has already lost (it is finished first)",
         fnp="Target's Feel No Pain (default: read from its abilities when unconditional)",
         **OPTION_DESCRIPTIONS,
     )
@@ -176,6 +177,7 @@ class Sim(commands.Cog):
         weapon: app_commands.Range[str, 1, 100] | None = None,
         models: app_commands.Range[int, 1, 100] | None = None,
         target_models: app_commands.Range[int, 1, 100] | None = None,
+        wounds_lost: app_commands.Range[int, 0, 200] = 0,
         half_range: bool = False,
         stationary: bool = False,
         charged: bool = False,
@@ -220,6 +222,14 @@ class Sim(commands.Cog):
             target_entry.data or {}, models=target_models, fnp=fnp
         )
         notes += target_notes
+        if wounds_lost:
+            wounds = int(target_profile.get("wounds") or 0)
+            if wounds_lost >= wounds:
+                raise UserError(
+                    f"`wounds_lost` must be less than the target's W ({wounds}); a model with none left is dead.",
+                    field="wounds_lost",
+                )
+            target_profile["wounds_lost"] = wounds_lost
         for entry in (attacker_entry, target_entry):
             if entry.edition != options.edition:
                 notes.append(f"{entry.name}: {entry.edition} datasheet used with {options.edition} rules")

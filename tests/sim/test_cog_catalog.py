@@ -93,3 +93,15 @@ async def test_bad_choices_get_ephemeral_errors(console: ConsoleSession, line: s
     assert len(replies) == 1, [r.to_json() for r in replies]
     assert replies[0].ephemeral and replies[0].kind == "response"
     assert field_words in replies[0].embeds[0]["description"]
+
+
+async def test_wounds_lost_finishes_a_damaged_model_first(console: ConsoleSession) -> None:
+    base = "/sim unit attacker:Boyz weapon:Shoota models:10 target:Intercessor Squad target_models:1"
+    fresh = fields(answer(await console.send(base)))
+    damaged_reply = answer(await console.send(base + " wounds_lost:1"))
+    damaged = fields(damaged_reply)
+    # One Intercessor (W2) already down a wound dies to any unsaved wound: P(wipe) goes up.
+    assert float(damaged["Expected kills"].split("**")[1]) > float(fresh["Expected kills"].split("**")[1])
+    assert "one model already down 1 W" in damaged_reply.embeds[0]["description"]
+    [error] = await console.send(base + " wounds_lost:2")
+    assert error.ephemeral and "`wounds_lost`" in error.embeds[0]["description"]
