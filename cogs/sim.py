@@ -121,7 +121,8 @@ class Sim(commands.Cog):
         resolution = resolution if resolution.candidates else anywhere
         names = ", ".join(escape(hit.name) for hit in resolution.candidates[:5])
         hint = f" Did you mean: {names}?" if names else " Pick one from the list as you type."
-        raise UserError(f"No datasheet matches `{escape(text[:60])}` for `{option}`.{hint}", field=option)
+        shown = text[:60].replace("`", "'")
+        raise UserError(f"No datasheet matches `{shown}` for `{option}`.{hint}", field=option)
 
     async def _run_and_reply(
         self,
