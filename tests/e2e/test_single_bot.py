@@ -293,6 +293,27 @@ def test_datasheet_and_stratagem_round_trip(single: Single) -> None:
     assert strat.callback is not None and strat.callback.type == 4 and "CP" in strat.text()
 
 
+def test_settings_needs_manage_server_in_the_client_and_in_the_bot(single: Single) -> None:
+    fake, bot = single
+    from tests.fakediscord import FakeDiscordError
+    from tests.fakediscord.payloads import MANAGE_GUILD
+
+    with pytest.raises(FakeDiscordError, match="hides /settings"):
+        fake.slash("settings edition", {"edition": "10e"}, user_id=333)
+    with pytest.raises(FakeDiscordError, match="only available in servers"):
+        fake.slash("game status", guild_id=0)
+    # A stale client that still shows the command: the bot's own check refuses, privately.
+    fake.set_permissions(444, MANAGE_GUILD)
+    data = fake.build_command_data("settings edition", {"edition": "10e"}, guild_id=fake.default_guild_id, user_id=444)
+    sneaky = fake.send_interaction(fake.interaction_payload(2, data, user_id=333, guild_id=fake.default_guild_id))
+    fake.wait_answered(sneaky)
+    assert sneaky.callback is not None and sneaky.callback.data.get("flags", 0) & EPHEMERAL
+    assert "Manage Server" in sneaky.text() or "permission" in sneaky.text().lower()
+    allowed = fake.slash("settings edition", {"edition": "10e"}, user_id=444)
+    assert allowed.callback is not None and "10" in allowed.text(), dump_on_failure(bot)
+    fake.slash("settings edition", {"edition": "11e"}, user_id=444)  # put it back for later tests
+
+
 def test_zz_nothing_the_bot_sent_was_rejected_or_could_ping(single: Single) -> None:
     """Runs last in this module: a sweep over everything the bot sent during the tests above."""
     fake, bot = single

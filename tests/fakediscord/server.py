@@ -43,6 +43,7 @@ CALLBACK_TYPES = {1: "pong", 4: "message", 5: "defer", 6: "defer_update", 7: "up
 CLOSE_UNKNOWN_ERROR = 4000
 CLOSE_AUTH_FAILED = 4004
 CLOSE_INVALID_SHARD = 4010
+ADMINISTRATOR = 1 << 3
 
 
 class FakeDiscordError(AssertionError):
@@ -701,13 +702,22 @@ class FakeDiscord:
         return command, words[1:]
 
     def build_command_data(self, path: str, options: dict[str, Any] | None, *, guild_id: int | None,
-                           focused: str | None = None) -> dict[str, Any]:
+                           focused: str | None = None, user_id: int | None = 111) -> dict[str, Any]:
         """Interaction `data` exactly as a Discord client builds it from the *registered* command schema.
 
         Raises FakeDiscordError for what the client itself would refuse: unknown options, a missing
         required option, a value of the wrong type or outside its choices/limits.
         """
         command, subpath = self.find_command(path, guild_id)
+        contexts = command.get("contexts")
+        if guild_id is None and (command.get("dm_permission") is False
+                                 or contexts is not None and not {1, 2} & set(contexts)):
+            raise FakeDiscordError(f"/{command['name']} is only available in servers")
+        if guild_id is not None and command.get("default_member_permissions") is not None and user_id is not None:
+            needed = int(command["default_member_permissions"])
+            have = self.members.setdefault(user_id, P.Member(user_id, f"user{user_id}")).permissions
+            if not have & ADMINISTRATOR and have & needed != needed:
+                raise FakeDiscordError(f"the client hides /{command['name']} from user {user_id} (permissions)")
         level = command.get("options") or []
         chain: list[dict[str, Any]] = []
         for word in subpath:
@@ -824,7 +834,7 @@ class FakeDiscord:
               timeout: float = 30.0) -> InteractionRecord:
         """Invoke a slash command as a user would and wait for the answer (and `followups` follow-ups)."""
         guild_id = self.default_guild_id if guild_id is None else (guild_id or None)
-        data = self.build_command_data(path, options, guild_id=guild_id)
+        data = self.build_command_data(path, options, guild_id=guild_id, user_id=user_id)
         record = self.send_interaction(self.interaction_payload(2, data, user_id=user_id, guild_id=guild_id,
                                                                 channel_id=channel_id))
         self.wait_answered(record, followups=followups, timeout=timeout)
@@ -834,7 +844,7 @@ class FakeDiscord:
                      guild_id: int | None = None, timeout: float = 30.0) -> tuple[list[dict[str, Any]], InteractionRecord]:
         """Type into an autocomplete option; returns the choices the bot offered."""
         guild_id = self.default_guild_id if guild_id is None else (guild_id or None)
-        data = self.build_command_data(path, options, guild_id=guild_id, focused=focused)
+        data = self.build_command_data(path, options, guild_id=guild_id, focused=focused, user_id=user_id)
         record = self.send_interaction(self.interaction_payload(4, data, user_id=user_id, guild_id=guild_id))
         self.wait_answered(record, timeout=timeout)
         assert record.callback is not None
