@@ -232,8 +232,9 @@ async def test_scripted_five_round_game(console: ConsoleSession, real_catalog: N
 
 
 @pytest.mark.parametrize("edition", ["10e", "11e"])
-async def test_restarts_lose_nothing(console: ConsoleSession, real_catalog: None, edition: str) -> None:
-    """The same battle with a restart after every third command ends identically."""
+async def test_restarts_lose_nothing(console: ConsoleSession, fake_catalog: FakeCatalog, edition: str) -> None:
+    """The same battle with a restart after every third command ends identically. (The small catalog
+    stand-in keeps the many restarts fast; the catalog is read-only and not what a restart tests.)"""
     script, check = SCRIPTS[edition]
     await play(console, script(), restart_every=3)
     check(export(console))
@@ -243,7 +244,7 @@ def _without_times(d: dict[str, Any]) -> dict[str, Any]:
     return {**d, "log": [{k: v for k, v in e.items() if k != "ts"} for e in d["log"]]}
 
 
-async def test_restart_after_each_command_same_export(console: ConsoleSession, real_catalog: None) -> None:
+async def test_restart_after_each_command_same_export(console: ConsoleSession, fake_catalog: FakeCatalog) -> None:
     script = script_11e()[:30]
     await play(console, script)
     plain = _without_times(export(console))
