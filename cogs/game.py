@@ -151,10 +151,11 @@ async def unit_choices(interaction: discord.Interaction, current: str, *, side: 
 
 BUTTONS = {"next": ("Next phase", discord.ButtonStyle.primary),
            "cp": ("+1 CP", discord.ButtonStyle.success),
-           "undo": ("Undo", discord.ButtonStyle.secondary)}
+           "undo": ("Undo", discord.ButtonStyle.secondary),
+           "refresh": ("Refresh", discord.ButtonStyle.secondary)}
 
 
-class BoardButton(discord.ui.DynamicItem[discord.ui.Button], template=r"game:(?P<action>next|cp|undo):(?P<channel>[0-9]{1,20})"):
+class BoardButton(discord.ui.DynamicItem[discord.ui.Button], template=r"game:(?P<action>next|cp|undo|refresh):(?P<channel>[0-9]{1,20})"):
     """A board button; its custom_id names the action and the channel, so it works after a restart."""
 
     def __init__(self, action: str, channel_id: int, *, disabled: bool = False) -> None:
@@ -175,6 +176,12 @@ class BoardButton(discord.ui.DynamicItem[discord.ui.Button], template=r"game:(?P
             if interaction.channel_id != self.channel_id:
                 raise UserError("This board belongs to another channel's game.")
             user = interaction.user.id
+            if self.action == "refresh":  # reading is for everyone
+                found = await asyncio.to_thread(store.require_active, self.channel_id)
+                await interaction.response.edit_message(embed=render.board_embed(found[1], found[0]),
+                                                        view=board_view(self.channel_id, over=found[1].over),
+                                                        allowed_mentions=NO_MENTIONS)
+                return
             if self.action == "undo":
                 result = await asyncio.to_thread(store.undo, self.channel_id, user)
             else:
@@ -193,7 +200,7 @@ class BoardButton(discord.ui.DynamicItem[discord.ui.Button], template=r"game:(?P
 def board_view(channel_id: int, *, over: bool = False) -> discord.ui.View:
     view = discord.ui.View(timeout=None)
     for action in BUTTONS:
-        view.add_item(BoardButton(action, channel_id, disabled=over and action != "undo"))
+        view.add_item(BoardButton(action, channel_id, disabled=over and action not in ("undo", "refresh")))
     return view
 
 

@@ -266,7 +266,7 @@ async def test_board_buttons_survive_restart(console: ConsoleSession, real_catal
     await console.send("/game start opponent:222 faction:Orks opponent_faction:Necrons edition:11e")
     replies = await console.send("/game status")
     ids = {c["custom_id"] for c in replies[-1].components}
-    assert ids == {f"game:next:{CH}", f"game:cp:{CH}", f"game:undo:{CH}"}
+    assert ids == {f"game:next:{CH}", f"game:cp:{CH}", f"game:undo:{CH}", f"game:refresh:{CH}"}
     await console.restart()
     replies = await console.click(f"game:next:{CH}", user=222)
     assert replies[-1].kind == "update" and "Movement phase" in replies[-1].text()
@@ -278,6 +278,9 @@ async def test_board_buttons_survive_restart(console: ConsoleSession, real_catal
     replies = await console.click(f"game:next:{CH}", user=333)
     assert replies[-1].ephemeral and "Only the players" in replies[-1].text()
     assert export(console)["phase"] == "movement"
+    await console.send("/vp add amount:6", user=222)  # a slash command elsewhere; the board catches up
+    replies = await console.click(f"game:refresh:{CH}", user=333)  # anyone may refresh (read)
+    assert replies[-1].kind == "update" and "**6 VP**" in replies[-1].text()
 
 
 async def test_refusals(console: ConsoleSession, real_catalog: None) -> None:
