@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from typing import Literal
 
 import discord
 from discord import app_commands
@@ -37,7 +36,7 @@ from cogs.game import (
 log = logging.getLogger("cogitator.game")
 
 Amount = app_commands.Range[int, 1, 20]
-Until = Literal["start-of-your-next-turn", "end-of-next-turn", "end-of-this-turn", "battle"]
+UNTIL_CHOICES = [app_commands.Choice(name=text, value=key) for key, text in rules.RILED_DURATIONS.items()]
 _ENTRY_ID = re.compile(r"^(10e|11e):stratagem:")
 
 
@@ -264,7 +263,8 @@ class GameResources(commands.Cog):
     @riled.command(name="add", description="Your unit becomes riled up.")
     @app_commands.describe(unit="Your unit", until="How long, as the rule that riles it says")
     @app_commands.autocomplete(unit=own_unit_ac)
-    async def riled_add(self, interaction: discord.Interaction, unit: str, until: Until) -> None:
+    @app_commands.choices(until=UNTIL_CHOICES)
+    async def riled_add(self, interaction: discord.Interaction, unit: str, until: str) -> None:
         name = await _named(interaction, unit, enemy=False)
         await reply(interaction, await act(interaction, gc.riled, interaction.user.id, name, until))
 
