@@ -24,17 +24,29 @@ def settings_for(folder: Path) -> Settings:
                     sync_commands=False)
 
 
+def _built_once(tmp_path_factory: pytest.TempPathFactory, name: str, full: bool) -> Path:
+    """Build into a fixed folder of this session's temp dir, once, even when the fixture is requested
+    from two conftest files (tests/catalog and tests/rules); a marker file says the build finished."""
+    folder = tmp_path_factory.getbasetemp() / name
+    done = folder / ".built"
+    if done.exists():
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    catalog = open_catalog(settings_for(folder))
+    try:
+        if full:
+            catalog.import_dataset("wahapedia", WAHAPEDIA)
+            catalog.import_dataset("gdc", GDC)
+    finally:
+        catalog.close()
+    done.touch()
+    return folder
+
+
 @pytest.fixture(scope="session")
 def full_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data dir whose catalog.sqlite holds everything; tests must not write to it."""
-    folder = tmp_path_factory.mktemp("catalog-full")
-    catalog = open_catalog(settings_for(folder))
-    try:
-        catalog.import_dataset("wahapedia", WAHAPEDIA)
-        catalog.import_dataset("gdc", GDC)
-    finally:
-        catalog.close()
-    return folder
+    return _built_once(tmp_path_factory, "catalog-full", full=True)
 
 
 @pytest.fixture(scope="session")
@@ -47,9 +59,7 @@ def full_catalog(full_dir: Path) -> Iterator[Catalog]:
 @pytest.fixture(scope="session")
 def base_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Seeds + wh40kdc only, built once; tests copy it before writing."""
-    folder = tmp_path_factory.mktemp("catalog-base")
-    open_catalog(settings_for(folder)).close()
-    return folder
+    return _built_once(tmp_path_factory, "catalog-base", full=False)
 
 
 def copy_catalog(source_dir: Path, target_dir: Path) -> Path:
@@ -62,6 +72,16 @@ def copy_catalog(source_dir: Path, target_dir: Path) -> Path:
         src.close()
         dst.close()
     return target_dir
+
+
+def small_wahapedia(target: Path, rows: int = 150) -> Path:
+    """The real export cut to its first `rows` data lines per file: same dialect (BOM, CRLF, trailing '|'),
+    a fraction of the parse time, for tests that import it several times."""
+    target.mkdir(parents=True, exist_ok=True)
+    for src in WAHAPEDIA.glob("*.csv"):
+        lines = src.read_bytes().split(b"\r\n")
+        (target / src.name).write_bytes(b"\r\n".join(lines[: rows + 1]) + b"\r\n")
+    return target
 
 
 @pytest.fixture

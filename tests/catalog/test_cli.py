@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -58,11 +60,22 @@ def test_import_reports_errors_and_changes_nothing(full_dir: Path, tmp_path: Pat
     data = copy_catalog(full_dir, tmp_path / "data")
     bad = tmp_path / "bad.json"
     bad.write_text('{"name": "Orks", "source": "40k-11e",\n"datasheets": [}', encoding="utf-8")
-    before = run(["lookup", "bannernob", "--json"], data).stdout
+    before = _snapshot(data)
     proc = run(["import", "gdc", str(bad), "--json"], data)
     assert proc.returncode == 2
     err = json.loads(proc.stdout)
     assert err["line"] == 2 and err["file"].endswith("bad.json") and "JSON" in err["error"]
-    assert run(["lookup", "bannernob", "--json"], data).stdout == before
+    assert _snapshot(data) == before
     ok = run(["import", "gdc", str(GDC / "votann.json")], data)
     assert ok.returncode == 0 and "gdc:leagues-of-votann" in ok.stdout
+    assert _snapshot(data)[0] == before[0]  # the same file again: replaced, not duplicated
+
+
+def _snapshot(data: Path) -> tuple[int, str]:
+    conn = sqlite3.connect(data / "catalog.sqlite")
+    try:
+        count = conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+        ids = conn.execute("SELECT group_concat(id) FROM (SELECT id FROM entries ORDER BY id)").fetchone()[0]
+    finally:
+        conn.close()
+    return count, hashlib.sha1(ids.encode()).hexdigest()

@@ -15,7 +15,7 @@ from bot.catalog.markdown import html_to_markdown
 from bot.catalog.model import CatalogImportError
 from bot.catalog.service import Catalog
 
-from .conftest import GDC, WAHAPEDIA
+from .conftest import GDC, WAHAPEDIA, small_wahapedia
 
 # ---------------------------------------------------------------------------------------------
 # HTML -> Markdown
@@ -107,17 +107,18 @@ def test_wahapedia_non_utf8_and_oversize(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_wahapedia_reimport_replaces_and_failure_changes_nothing(writable_catalog: Catalog, tmp_path: Path) -> None:
+    small = small_wahapedia(tmp_path / "small")
     before = writable_catalog.count()
-    first = writable_catalog.import_dataset("wahapedia", WAHAPEDIA)
+    first = writable_catalog.import_dataset("wahapedia", small)
     after_first = writable_catalog.count()
-    assert after_first == before + first["wahapedia:10e"]
-    writable_catalog.import_dataset("wahapedia", WAHAPEDIA)
+    assert first["wahapedia:10e"] > 100 and after_first == before + first["wahapedia:10e"]
+    writable_catalog.import_dataset("wahapedia", small)
     assert writable_catalog.count() == after_first  # replaced, not duplicated
-    broken = _copy_wahapedia(tmp_path)
+    broken = small_wahapedia(tmp_path / "broken")
     text = (broken / "Stratagems.csv").read_bytes().decode("utf-8-sig").split("\r\n")
     text[40] = text[40] + "|stray"
     (broken / "Stratagems.csv").write_bytes("\r\n".join(text).encode())
-    sample = writable_catalog.search("tank shock", edition="10e", kind="stratagem")[0]
+    sample = writable_catalog.search("explosive clearance", edition="10e", kind="stratagem")[0]
     with pytest.raises(CatalogImportError) as info:
         writable_catalog.import_dataset("wahapedia", broken)
     assert info.value.line == 41 and info.value.path.endswith("Stratagems.csv")
