@@ -269,6 +269,7 @@ class GameResources(commands.Cog):
         await reply(interaction, await act(interaction, gc.riled, interaction.user.id, name, until))
 
     @riled.command(name="remove", description="Your unit is no longer riled up.")
+    @app_commands.describe(unit="Your unit")
     @app_commands.autocomplete(unit=own_unit_ac)
     async def riled_remove(self, interaction: discord.Interaction, unit: str) -> None:
         await reply(interaction, await act(interaction, gc.riled, interaction.user.id, unit, "battle", remove=True))
@@ -292,6 +293,7 @@ class GameResources(commands.Cog):
     # ---- Oathband --------------------------------------------------------------------------------
 
     @oathband.command(name="mark", description="Select an enemy unit for Ruthless Efficiency (clear:true to unmark).")
+    @app_commands.describe(unit="Your opponent's unit", clear="Remove the mark instead")
     @app_commands.autocomplete(unit=enemy_unit_ac)
     async def oathband_mark(self, interaction: discord.Interaction, unit: str, clear: bool = False) -> None:
         name = unit if clear else await _named(interaction, unit, enemy=True)
