@@ -60,8 +60,9 @@ def check_size(req: Request, groups: list[ResolvedGroup]) -> None:
                     work += n_max * n_max * pending_rows * block
                     pending_rows = min(t.total_wounds + 1, pending_rows + n_max * (g.damage.size - 1))
                     work += n_max * g.damage.size * pending_rows * block
-            elif two_d:  # normal then mortal-wound steps, one attack at a time
-                work += 2 * n_max * step_cost + n_max * n_max * states
+            elif two_d:  # a renewal mixture per devastating count, then one mortal-wound step per count
+                work += n_max * (t.wounds * t.wounds + 16 * t.models) + n_max * n_max * (n_max + t.models) * t.wounds
+                work += n_max * step_cost
             else:  # renewal mixture: ~ t_max x (W^2 + models + W) plus a t_max^2 x W correlation
                 work += n_max * (t.wounds * t.wounds + 16 * t.models + t.wounds) + min(n_max, 256) ** 2 * t.wounds
             if two_d:  # the joint (normal, devastating) distribution by FFT

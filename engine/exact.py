@@ -318,11 +318,16 @@ def renewal_mixture(s: np.ndarray, loss: np.ndarray, weights: np.ndarray, wounds
     loss distribution's powers truncated below W) describes one model completely. From F follow the
     attack on which a model with j0 wounds lost dies, the attack on which the k-th model of the
     unit dies (V_k, a convolution recursion over models) and, for whatever attacks remain after that,
-    the state of the next model (G = weights correlated with F). Exact; cost ~ t_max x (W + models)."""
+    the state of the next model (G = weights correlated with F). Exact; cost ~ t_max x (W + models).
+
+    `weights` may be 2-D (one weight vector per row): the result then has one state per row, sharing
+    everything that does not depend on the weights."""
+    batch = weights.ndim == 2
+    wts = weights if batch else weights[None, :]
     w = wounds
     kw = s.size - 1
     k_models = kw // w
-    t = weights.size
+    nb, t = wts.shape
     # F[u, j] = P(S_u = j), j < W: the model has not yet been destroyed after u attacks.
     a = _toeplitz(loss, w)  # one attack: F[u] = F[u-1] @ A
     f = np.zeros((t, w))
@@ -343,19 +348,24 @@ def renewal_mixture(s: np.ndarray, loss: np.ndarray, weights: np.ndarray, wounds
     blocks = s[:kw].reshape(k_models, w)
     first = blocks @ death  # first[k0, u]: start with k0 destroyed, the next model dies on attack u
     fresh = death[0]
-    # G[s, j] = sum_r weights[s + r] F[r, j]: after a kill on attack s, the rest leave the next model at j.
-    if t <= 256:
-        padded = np.zeros(2 * t)
-        padded[:t] = weights
-        g = padded[_hankel_index(t)] @ f
+    # G[b, s, j] = sum_r weights[b, s + r] F[r, j]: after a kill on attack s, the rest leave the next
+    # model with j wounds lost.
+    if t <= 256 and nb * t * t <= 4_000_000:
+        padded = np.zeros((nb, 2 * t))
+        padded[:, :t] = wts
+        g = padded[:, _hankel_index(t)] @ f
     else:
         size = 1 << int(2 * t).bit_length()
-        wf = np.fft.rfft(weights[::-1], size)
-        g = np.fft.irfft(wf[:, None] * np.fft.rfft(f, size, axis=0), size, axis=0)[:t][::-1]
-    tail = np.cumsum(weights[::-1])[::-1]  # P(at least s attacks)
-    out = np.zeros_like(s)
+        wf = np.fft.rfft(wts[:, ::-1], size, axis=1)
+        ff = np.fft.rfft(f, size, axis=0)
+        g = np.fft.irfft(wf[:, :, None] * ff[None, :, :], size, axis=1)[:, :t][:, ::-1]
+    tail = np.cumsum(wts[:, ::-1], axis=1)[:, ::-1]  # P(at least s attacks)
+    out = np.zeros((nb, s.size))
     # no model destroyed in this group: the current model keeps taking losses
-    out[:kw] = (blocks @ _toeplitz(g[0], w)).ravel()
+    padded_c = np.zeros((nb, w + 1))
+    padded_c[:, :w] = g[:, 0, :]
+    toeplitz = padded_c[:, _toeplitz_index(w)]  # (nb, W, W)
+    out[:, :kw] = np.matmul(blocks[None, :, :], toeplitz).reshape(nb, kw)
     # the k-th model of the unit dies on attack s: V_k = V_{k-1} * fresh + first[k-1]
     v = np.zeros((k_models + 1, t))
     pending = first[::-1].cumsum(axis=0)[::-1].sum(axis=1)  # mass of first[k:] for each k
@@ -363,10 +373,10 @@ def renewal_mixture(s: np.ndarray, loss: np.ndarray, weights: np.ndarray, wounds
         v[k] = _conv_trunc(v[k - 1], fresh, t) + first[k - 1]
         if k < k_models and pending[k] == 0.0 and v[k].sum() < 1e-300:
             break  # no model beyond the k-th can be destroyed: the remaining rows stay zero
-    out[w:kw] += (v[1:k_models] @ g).ravel()
-    out[kw] = s[kw] + float(v[k_models] @ tail)
+    out[:, w:kw] += np.matmul(v[None, 1:k_models], g).reshape(nb, kw - w)
+    out[:, kw] = s[kw] * wts.sum(axis=1) + tail @ v[k_models]
     np.clip(out, 0.0, None, out=out)
-    return out
+    return out if batch else out[0]
 
 
 def _powers(s: np.ndarray, step, count: int) -> list[np.ndarray]:
@@ -407,13 +417,15 @@ def allocate_group(s: np.ndarray, gd: GroupDistribution, g: ResolvedGroup, targe
     if devastating_pending:  # only step the pending rows that hold mass so far
         used = np.flatnonzero(s.reshape(s.shape[0], -1).any(axis=1))
         s = s[: used[-1] + 1]
-    step_normal = make_step(loss, target, s)
     n_lo, n_hi = _trim(joint.sum(axis=1))
     m_lo, m_hi = _trim(joint.sum(axis=0))
-    xs = _powers(s, step_normal, n_hi + 1)[n_lo:]
-    block = joint[n_lo : n_hi + 1, : m_hi + 1]
-    flat = np.stack([x.ravel() for x in xs])  # (n, state)
-    ys = (block.T @ flat).reshape((m_hi + 1,) + s.shape)  # ys[m] = sum_n P(n, m) T^n s
+    if s.ndim == 1:  # ys[m] = sum_n P(n, m) T^n s, all m at once
+        ys = renewal_mixture(s, loss, joint[: n_hi + 1, : m_hi + 1].T, target.wounds)
+    else:
+        xs = _powers(s, make_step(loss, target, s), n_hi + 1)[n_lo:]
+        block = joint[n_lo : n_hi + 1, : m_hi + 1]
+        flat = np.stack([x.ravel() for x in xs])  # (n, state)
+        ys = (block.T @ flat).reshape((m_hi + 1,) + s.shape)
     if devastating_pending:
         mw = loss_pmf(g.damage, g.fnp_mortal)
         cap = full.shape[0] - 1

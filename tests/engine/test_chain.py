@@ -45,3 +45,19 @@ def test_flat_block_step_equals_dense(size, monkeypatch):
     block = exact.make_step(loss, target, s)
     assert s.size > exact.DENSE_MAX_STATES
     np.testing.assert_allclose(block(s), s @ dense, atol=1e-14)
+
+
+@pytest.mark.parametrize(("models", "wounds", "t", "rows"), [(3, 2, 12, 4), (6, 5, 90, 7), (4, 3, 300, 3)])
+def test_batched_renewal_with_partial_weights(models, wounds, t, rows):
+    """One weight row per devastating count (rows of a joint distribution, each summing to < 1)."""
+    rng = np.random.default_rng(t + rows)
+    s, loss, _ = _random_case(rng, models, wounds, t, 4)
+    s[-1] = 0.2  # some mass already destroyed: it must be scaled by each row's total weight
+    s /= s.sum()
+    weights = rng.random((rows, t))
+    weights /= weights.sum() * 1.5
+    target = Target(models=models, toughness=4, save=4, invulnerable=None, wounds=wounds)
+    step = exact.make_step(loss, target, s)
+    got = exact.renewal_mixture(s, loss, weights, wounds)
+    for r in range(rows):
+        np.testing.assert_allclose(got[r], exact.powers_mixture(s, step, weights[r]), atol=1e-12, rtol=0)
