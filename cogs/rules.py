@@ -176,9 +176,9 @@ class Rules(commands.Cog):
         prefer = _guild_edition(interaction)
         # a value picked from autocomplete is an entry id
         entry = catalog.get(query)
-        if entry is not None and (kind is None or entry.kind in ((kind,) if isinstance(kind, str) else kind)):
-            if edition and entry.edition != edition:
-                entry = None
+        kinds = (kind,) if isinstance(kind, str) else kind
+        if entry is not None and ((kinds and entry.kind not in kinds) or (edition and entry.edition != edition)):
+            entry = None  # an id of another kind or edition is read as text
         if entry is None:
             resolution = await asyncio.to_thread(catalog.resolve, query, kind=kind, edition=edition,
                                                  prefer_edition=prefer)

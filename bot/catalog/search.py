@@ -21,7 +21,7 @@ from pathlib import Path
 from rapidfuzz import fuzz, process
 
 from bot.catalog.model import Hit
-from bot.catalog.normalize import compact, normalize, rule_number
+from bot.catalog.normalize import normalize, rule_number
 
 MAX_QUERY_CHARS = 200
 SHORT_KEEP = 300  # names kept per one/two-letter prefix  # a longer query is clipped: names are short and FTS gets at most 12 words
@@ -346,7 +346,7 @@ class SearchIndex:
         seen_groups: set[tuple] = set()
         hits: list[Hit] = []
         raws: list[float] = []
-        for final, raw_score, rec in ranked:
+        for final, _raw_score, rec in ranked:
             if rec.group in seen_groups:
                 continue  # the same rule from a less complete source
             seen_groups.add(rec.group)

@@ -138,3 +138,8 @@ async def test_empty_table_links_to_the_complete_rule(full_console: ConsoleSessi
     assert shown.ephemeral and shown.embeds[0]["title"] == "05.02 Wound Rolls"
     assert "TWICE (or more than twice)" in shown.embeds[0]["description"]
     assert shown.embeds[0]["footer"].startswith("11th edition · game-datacards core rules")
+
+
+async def test_an_id_of_another_kind_is_read_as_text(console: ConsoleSession) -> None:
+    replies = await console.send("/datasheet name:11e:rule:seed.core:lethal-hits")
+    assert all(r.embeds[0].get("title") != "24.23 Lethal Hits" for r in replies if r.embeds)

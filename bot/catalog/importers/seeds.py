@@ -151,8 +151,7 @@ def _int(text: str) -> int | None:
 def _parse_weapon_row(cells: list[str], kind: str) -> dict:
     name, keywords = split_name_keywords(cells[0])
     rng, attacks, skill, strength, ap, damage = (c.strip() for c in cells[1:7])
-    base, _, profile = re.split(r"\s[–-]\s", name, maxsplit=1)[0], None, None
-    parts = re.split(r"\s[–-]\s", name, maxsplit=1)
+    parts = re.split(r"\s[–-]\s", name, maxsplit=1)  # "Supa-gatler - Aimed": weapon and profile
     weapon = {
         "name": name,
         "type": kind,
@@ -167,7 +166,7 @@ def _parse_weapon_row(cells: list[str], kind: str) -> dict:
     if len(parts) == 2:
         weapon["weapon"], weapon["profile"] = parts[0].strip(), parts[1].strip()
     else:
-        weapon["weapon"] = base
+        weapon["weapon"] = name
     return weapon
 
 
