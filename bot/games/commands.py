@@ -14,7 +14,7 @@ from rapidfuzz import fuzz, process
 
 from bot.errors import UserError
 from bot.games import rules
-from bot.games.events import Event
+from bot.games.events import Event, advance
 from bot.games.model import PHASE_LABELS, GameState, Unit, unit_key
 
 
@@ -110,8 +110,6 @@ def next_phase(state: GameState, user_id: int) -> Outcome:
     actor = require_player(state, user_id)
     require_running(state)
     probe = GameState.from_dict(state.to_dict())
-    from bot.games.events import advance
-
     advance(probe)
     if probe.over:
         summary = "Battle round 5 ends: the battle is over"
@@ -225,7 +223,7 @@ def use_stratagem(state: GameState, user_id: int, spec: rules.StratagemSpec, uni
 def _strat_target(state: GameState, actor: int, raw: str) -> tuple[int, str]:
     """Your own unit unless the name only matches one of the opponent's units."""
     try:
-        name, exists = resolve_unit(state, actor, raw, create=False)
+        name, _ = resolve_unit(state, actor, raw, create=False)
         return actor, name
     except UserError:
         pass
