@@ -189,7 +189,10 @@ class BoardButton(discord.ui.DynamicItem[discord.ui.Button], template=r"game:(?P
                 args = (user,) if self.action == "next" else (user, 1)
                 result = await asyncio.to_thread(store.act, self.channel_id, command, *args)
         except UserError as error:
-            await interaction.response.send_message(embed=render.refusal_embed(str(error)), ephemeral=True,
+            text = str(error)
+            if isinstance(error, game_commands.SoftRuleError):
+                text = " ".join(f"⚠️ {w}" for w in error.warnings) + " To do it anyway: /cp gain amount:1 force:true."
+            await interaction.response.send_message(embed=render.refusal_embed(text), ephemeral=True,
                                                     allowed_mentions=NO_MENTIONS)
             return
         embed = render.board_embed(result.state, result.game_id, note=escape(result.outcome.message))

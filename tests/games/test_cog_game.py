@@ -411,3 +411,12 @@ async def test_10e_insane_bravery_prefers_the_core_stratagem(console: ConsoleSes
     assert use["entry_id"] == "10e:stratagem:seed.core:insane-bravery"
     reply = (await console.send("/strat use name:Insane Bravery unit:Warriors force:true"))[-1]
     assert reply.ephemeral and "once per battle" in reply.text()
+
+
+async def test_plus_one_cp_button_respects_the_10e_limit(console: ConsoleSession, fake_catalog: FakeCatalog) -> None:
+    await console.send("/game start opponent:222 faction:Leagues of Votann opponent_faction:Orks edition:10e")
+    await console.send("/game status")
+    await console.click(f"game:cp:{CH}", user=222)
+    reply = (await console.click(f"game:cp:{CH}", user=222))[-1]
+    assert reply.ephemeral and "at most 1CP" in reply.text() and "force:true" in reply.text()
+    assert cps(export(console)) == (1, 2)
