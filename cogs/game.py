@@ -284,3 +284,7 @@ class Game(commands.GroupCog, group_name="game", group_description="Track a batt
 async def setup(bot: commands.Bot) -> None:
     bot.add_dynamic_items(BoardButton)
     await bot.add_cog(Game(bot))
+
+
+async def teardown(bot: commands.Bot) -> None:
+    bot.remove_dynamic_items(BoardButton)
