@@ -251,3 +251,12 @@ def test_stale_override_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(CatalogImportError) as info:
         wh40kdc.load_overrides(path)
     assert info.value.line == 1
+
+
+def test_every_entry_records_its_provenance(full_catalog: Catalog) -> None:
+    strat = full_catalog.get(full_catalog.search("tank shock", kind="stratagem", edition="10e")[0].id)
+    assert strat.data["provenance"]["file"] == "Stratagems.csv" and strat.data["provenance"]["line"] > 1
+    seed = full_catalog.get("11e:rule:seed.core:lethal-hits")
+    assert seed.data["provenance"]["file"].endswith(".txt")
+    assert full_catalog.get("11e:rule:gdc.core:24-23-lethal-hits").data["provenance"] == {"file": "core_rules.json"}
+    assert full_catalog.get("11e:datasheet:wh40kdc.orks:stompa").data["provenance"]["package"] == "wh40kdc 1.4.5"

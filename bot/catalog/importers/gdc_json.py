@@ -56,6 +56,8 @@ def load_file(path: Path) -> tuple[str, tuple[str, str | None, list[Entry]]]:
         raise CatalogImportError(str(path), 1, "expected a JSON object at the top level")
     if "sections" in doc:
         entries = _core_rules(doc, path, text)
+        for entry in entries:
+            entry.data.setdefault("provenance", {"file": path.name})
         return "gdc:core-rules", ("game-datacards core rules", str(path), entries)
     if "datasheets" in doc or "stratagems" in doc:
         entries, faction = _faction(doc, path, text)
@@ -166,6 +168,7 @@ def _faction(doc: dict, path: Path, text: str) -> tuple[list[Entry], str]:
     entries: dict[str, Entry] = {}
 
     def add(entry: Entry) -> None:
+        entry.data.setdefault("provenance", {"file": path.name})
         entries.setdefault(entry.id, entry)
 
     rules = doc.get("rules") or {}

@@ -643,6 +643,7 @@ def parse_seed_page(path: Path, text: str | None = None) -> SeedPage:
     enhancement_queue = list(enhancement_names)
 
     def add(entry: Entry) -> None:
+        entry.data.setdefault("provenance", {"file": path.name})
         old = entries.get(entry.id)
         entries[entry.id] = _merge(old, entry) if old else entry
 

@@ -123,7 +123,10 @@ def _entries(t: dict[str, list[dict]], edition: str, source: str, folder: Path) 
     sheets = {r["id"]: r for r in t["Datasheets.csv"]}
     out: dict[str, Entry] = {}
 
-    def add(entry: Entry) -> None:
+    def add(entry: Entry, file: str | None = None, row: dict | None = None) -> None:
+        """Keep the first entry per id; record where it came from (file and line of the export)."""
+        if file:
+            entry.data.setdefault("provenance", {"file": file, **({"line": int(row["_line"])} if row else {})})
         out.setdefault(entry.id, entry)
 
     def faction_of(fid: str) -> str | None:
@@ -146,7 +149,7 @@ def _entries(t: dict[str, list[dict]], edition: str, source: str, folder: Path) 
         if desc:
             add(Entry(make_id(edition, "ability", f"wahapedia.{slug(row.get('faction_id') or 'core')}", row["name"]),
                       "ability", row["name"], edition, faction_of(row.get("faction_id", "")), source, desc,
-                      {"legend": _md(row.get("legend", ""))}))
+                      {"legend": _md(row.get("legend", ""))}), "Abilities.csv", row)
 
     weapons: dict[tuple[str, str], list[dict]] = {}
     weapon_users: dict[tuple[str, str], set[str]] = {}
@@ -221,12 +224,13 @@ def _entries(t: dict[str, list[dict]], edition: str, source: str, folder: Path) 
         if eid in used_ids:
             eid = make_id(edition, "datasheet", scope, f"{sheet['name']} {sid}")
         used_ids.add(eid)
-        add(Entry(eid, "datasheet", sheet["name"], edition, faction, source, _sheet_text(data), data))
+        add(Entry(eid, "datasheet", sheet["name"], edition, faction, source, _sheet_text(data), data),
+            "Datasheets.csv", sheet)
 
     for (fid, wname), profiles in weapons.items():
         add(Entry(make_id(edition, "weapon", f"wahapedia.{slug(fid or 'x')}", wname), "weapon", wname, edition,
                   faction_of(fid), source, "\n".join(_weapon_line(p) for p in profiles),
-                  {"profiles": profiles, "datasheets": sorted(weapon_users[(fid, wname)])}))
+                  {"profiles": profiles, "datasheets": sorted(weapon_users[(fid, wname)])}), "Datasheets_wargear.csv")
 
     for s in t.get("Stratagems.csv", []):
         text = _md(s.get("description", ""))
@@ -250,7 +254,8 @@ def _entries(t: dict[str, list[dict]], edition: str, source: str, folder: Path) 
         name = title_case(s["name"].strip())
         body = (f"*{data['fluff']}*\n\n" if data["fluff"] else "") + text
         add(Entry(make_id(edition, "stratagem", f"wahapedia.{slug(s.get('faction_id') or 'core')}.{slug(category)}",
-                          name), "stratagem", name, edition, faction_of(s.get("faction_id", "")), source, body, data))
+                          name), "stratagem", name, edition, faction_of(s.get("faction_id", "")), source, body, data),
+            "Stratagems.csv", s)
 
     for d in t.get("Detachment_abilities.csv", []):
         body = _md(d.get("description", ""))
@@ -259,7 +264,8 @@ def _entries(t: dict[str, list[dict]], edition: str, source: str, folder: Path) 
                                                  f"{slug(d.get('detachment') or '')}", d["name"]),
                   "detachment", d["name"], edition, faction_of(d.get("faction_id", "")), source,
                   (f"*{legend}*\n\n" if legend else "") + body,
-                  {"detachment": d.get("detachment") or None, "rule": body, "fluff": legend}))
+                  {"detachment": d.get("detachment") or None, "rule": body, "fluff": legend}),
+            "Detachment_abilities.csv", d)
 
     for e in t.get("Enhancements.csv", []):
         body = _md(e.get("description", ""))
@@ -268,7 +274,8 @@ def _entries(t: dict[str, list[dict]], edition: str, source: str, folder: Path) 
                                                   f"{slug(e.get('detachment') or '')}", e["name"]),
                   "enhancement", e["name"], edition, faction_of(e.get("faction_id", "")), source,
                   (f"*{legend}*\n\n" if legend else "") + body,
-                  {"cost": _num(e.get("cost", "")), "detachment": e.get("detachment") or None, "rule": body}))
+                  {"cost": _num(e.get("cost", "")), "detachment": e.get("detachment") or None, "rule": body}),
+            "Enhancements.csv", e)
     return list(out.values())
 
 

@@ -227,6 +227,8 @@ def load(overrides_path: Path) -> tuple[list[Entry], str]:
         lines.append("*wh40kdc carries this stratagem's metadata only, not its rules text.*")
         entries[eid] = Entry(eid, "stratagem", name, _edition(s), None if core else
                              faction_names.get(faction_id or "", faction_id), source, "\n".join(lines), data)
+    for eid, entry in entries.items():
+        entry.data.setdefault("provenance", {"package": source, "id": eid.rsplit(":", 1)[-1]})
     return list(entries.values()), source
 
 
