@@ -47,19 +47,20 @@ def check_size(req: Request, groups: list[ResolvedGroup]) -> None:
                 "target")
         states = t.models * t.wounds + 1
         step_cost = states * states if states <= exact.DENSE_MAX_STATES else states * t.wounds
-        block = (t.models + 1) * t.wounds  # one pending row of the 10e block state
         pending_rows = 1  # rows of the pending axis holding mass before each group
         work = 0
         for g in groups:
             cmax = g.models * (g.attacks_per_model.size - 1)
             n_max = cmax * _max_hits_per_die(g)
             two_d = g.devastating and (pending or g.fnp_mortal != g.fnp)
-            if pending:  # block steps over the (pending, models, wounds) array
-                work += n_max * pending_rows * block * (t.wounds + 1)
-                if g.devastating:  # combining (normal, devastating) counts, then the pending convolutions
-                    work += n_max * n_max * pending_rows * block
+            if pending:  # renewal mixtures over one state row per pending mortal-wound count
+                conv = n_max if n_max <= 512 else 64
+                rows = n_max + 1 if g.devastating else 1
+                work += n_max * t.wounds * t.wounds + t.models * pending_rows * n_max * conv
+                work += rows * pending_rows * t.models * n_max * t.wounds
+                if g.devastating:  # then adding each devastating count's mortal wounds to the pending axis
+                    work += (t.total_wounds + 1) * rows * pending_rows * states
                     pending_rows = min(t.total_wounds + 1, pending_rows + n_max * (g.damage.size - 1))
-                    work += n_max * g.damage.size * pending_rows * block
             elif two_d:  # a renewal mixture per devastating count, then one mortal-wound step per count
                 work += n_max * (t.wounds * t.wounds + 16 * t.models) + n_max * n_max * (n_max + t.models) * t.wounds
                 work += n_max * step_cost

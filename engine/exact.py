@@ -14,8 +14,8 @@ Per weapon group:
    wounded model is always finished first. The state is a flat vector (index k*W + j, last entry =
    unit destroyed). Because nothing spills over, the chain is a renewal process and the mixture
    sum_t P(t) T^t s over the number of attacks t is computed in one pass (`renewal_mixture`) instead
-   of t matrix steps; the step-by-step forms (`make_step`, `apply_step`) remain for the cases that need
-   an order inside a group and serve as the reference in the tests.
+   of t matrix steps; the step-by-step form (`make_step`) remains for the mortal wounds after a
+   group's normal damage (11e, separate mortal FNP) and serves as the reference in the tests.
    Devastating wounds follow the edition: 11e, after that group's normal damage, each critical wound
    damages at most one model (the same chain, with the mortal-wound Feel No Pain); 10e, their mortal
    wounds are collected on a pending axis and inflicted at the end of the volley, spilling over.
@@ -195,16 +195,6 @@ def step_matrix(loss: np.ndarray, wounds: int) -> np.ndarray:
     return m
 
 
-def apply_step(s: np.ndarray, m: np.ndarray) -> np.ndarray:
-    k = s.shape[1] - 1
-    y = s[:, :k, :] @ m
-    out = np.zeros_like(s)
-    out[:, :k, :] = y[:, :, :-1]
-    out[:, 1:, 0] += y[:, :, -1]
-    out[:, k, 0] += s[:, k, 0]
-    return out
-
-
 DENSE_MAX_STATES = 800  # up to this many (models x wounds) states, one step is a single dense matvec
 
 
@@ -223,32 +213,30 @@ def dense_matrix(m: np.ndarray, models: int) -> np.ndarray:
 
 
 def make_step(loss: np.ndarray, target: Target, state: np.ndarray):
-    """One-attack transition for this state representation: a flat vector (index k*W + j, last = unit
-    destroyed; a dense matrix when small, else the block form) or the (pending, k, j) block array."""
+    """One-attack transition on flat states (index k*W + j, last = unit destroyed), for a vector or
+    for rows of vectors: a dense matrix product when small, else a product per model block."""
     m = step_matrix(loss, target.wounds)
-    if state.ndim == 1:
-        if state.size <= DENSE_MAX_STATES:
-            t = dense_matrix(m, target.models)
-            return lambda x: x @ t
-        kw = state.size - 1
-        w = target.wounds
+    size = state.shape[-1]
+    if size <= DENSE_MAX_STATES:
+        t = dense_matrix(m, target.models)
+        return lambda x: x @ t
+    kw = size - 1
+    w = target.wounds
 
-        def flat_step(x: np.ndarray) -> np.ndarray:
-            y = x[:kw].reshape(-1, w) @ m
-            out = np.empty_like(x)
-            out[:kw] = y[:, :w].ravel()
-            out[kw] = x[kw]
-            out[w::w] += y[:, w]  # destroying model k moves to (k+1)*W; k+1 == models is "destroyed"
-            return out
+    def flat_step(x: np.ndarray) -> np.ndarray:
+        lead = x.shape[:-1]
+        y = x[..., :kw].reshape(lead + (-1, w)) @ m
+        out = np.empty_like(x)
+        out[..., :kw] = y[..., :w].reshape(lead + (kw,))
+        out[..., kw] = x[..., kw]
+        out[..., w::w] += y[..., w]  # destroying model k moves to (k+1)*W; k+1 == models is "destroyed"
+        return out
 
-        return flat_step
-    return lambda x: apply_step(x, m)
+    return flat_step
 
 
 def _alive(s: np.ndarray) -> float:
-    if s.ndim == 1:
-        return float(s[:-1].sum())
-    return float(s[:, :-1, :].sum())
+    return float(s[..., :-1].sum())
 
 
 def _trim(p: np.ndarray) -> tuple[int, int]:
@@ -274,14 +262,6 @@ def powers_mixture(s: np.ndarray, step, weights: np.ndarray) -> np.ndarray:
         x = step(x)
         out += weights[t] * x
     return out
-
-
-def _conv_trunc(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
-    """First n entries of the convolution of a and b."""
-    if n <= 256:
-        return np.convolve(a[:n], b[:n])[:n]
-    size = 1 << int(a.size + b.size - 1).bit_length()
-    return np.fft.irfft(np.fft.rfft(a, size) * np.fft.rfft(b, size), size)[:n]
 
 
 @lru_cache(maxsize=256)
@@ -311,7 +291,7 @@ def _toeplitz(c: np.ndarray, w: int) -> np.ndarray:
 
 
 def renewal_mixture(s: np.ndarray, loss: np.ndarray, weights: np.ndarray, wounds: int) -> np.ndarray:
-    """sum_t weights[t] * T^t s for the flat state vector s, without stepping t times.
+    """sum_t weights[t] * T^t s for flat state vectors, without stepping t times.
 
     No spill-over makes allocation a renewal process: a fresh model survives u attacks with j wounds
     lost exactly when the sum S_u of u independent losses is j < W, so F[u, j] = P(S_u = j) (the
@@ -320,14 +300,16 @@ def renewal_mixture(s: np.ndarray, loss: np.ndarray, weights: np.ndarray, wounds
     unit dies (V_k, a convolution recursion over models) and, for whatever attacks remain after that,
     the state of the next model (G = weights correlated with F). Exact; cost ~ t_max x (W + models).
 
-    `weights` may be 2-D (one weight vector per row): the result then has one state per row, sharing
-    everything that does not depend on the weights."""
-    batch = weights.ndim == 2
-    wts = weights if batch else weights[None, :]
+    `s` may hold several states (rows) and `weights` several weight vectors (rows): the result has
+    shape weights.shape[:-1] + s.shape, sharing everything that does not depend on either."""
+    wts = weights.reshape(-1, weights.shape[-1])
+    states = s.reshape(-1, s.shape[-1])
     w = wounds
-    kw = s.size - 1
+    size = states.shape[1]
+    kw = size - 1
     k_models = kw // w
     nb, t = wts.shape
+    ns = states.shape[0]
     # F[u, j] = P(S_u = j), j < W: the model has not yet been destroyed after u attacks.
     a = _toeplitz(loss, w)  # one attack: F[u] = F[u-1] @ A
     f = np.zeros((t, w))
@@ -345,8 +327,8 @@ def renewal_mixture(s: np.ndarray, loss: np.ndarray, weights: np.ndarray, wounds
     death = np.zeros((w, t))
     death[:, 1:] = (surv[:-1] - surv[1:]).T
     np.clip(death, 0.0, None, out=death)
-    blocks = s[:kw].reshape(k_models, w)
-    first = blocks @ death  # first[k0, u]: start with k0 destroyed, the next model dies on attack u
+    blocks = states[:, :kw].reshape(ns, k_models, w)
+    first = blocks @ death  # first[i, k0, u]: from k0 destroyed, the next model dies on attack u
     fresh = death[0]
     # G[b, s, j] = sum_r weights[b, s + r] F[r, j]: after a kill on attack s, the rest leave the next
     # model with j wounds lost.
@@ -355,87 +337,88 @@ def renewal_mixture(s: np.ndarray, loss: np.ndarray, weights: np.ndarray, wounds
         padded[:, :t] = wts
         g = padded[:, _hankel_index(t)] @ f
     else:
-        size = 1 << int(2 * t).bit_length()
-        wf = np.fft.rfft(wts[:, ::-1], size, axis=1)
-        ff = np.fft.rfft(f, size, axis=0)
-        g = np.fft.irfft(wf[:, :, None] * ff[None, :, :], size, axis=1)[:, :t][:, ::-1]
+        fft_size = 1 << int(2 * t).bit_length()
+        wf = np.fft.rfft(wts[:, ::-1], fft_size, axis=1)
+        ff = np.fft.rfft(f, fft_size, axis=0)
+        g = np.fft.irfft(wf[:, :, None] * ff[None, :, :], fft_size, axis=1)[:, :t][:, ::-1]
     tail = np.cumsum(wts[:, ::-1], axis=1)[:, ::-1]  # P(at least s attacks)
-    out = np.zeros((nb, s.size))
+    out = np.zeros((nb, ns, size))
     # no model destroyed in this group: the current model keeps taking losses
     padded_c = np.zeros((nb, w + 1))
     padded_c[:, :w] = g[:, 0, :]
     toeplitz = padded_c[:, _toeplitz_index(w)]  # (nb, W, W)
-    out[:, :kw] = np.matmul(blocks[None, :, :], toeplitz).reshape(nb, kw)
+    out[:, :, :kw] = np.matmul(blocks.reshape(1, ns * k_models, w), toeplitz).reshape(nb, ns, kw)
     # the k-th model of the unit dies on attack s: V_k = V_{k-1} * fresh + first[k-1]
-    v = np.zeros((k_models + 1, t))
-    pending = first[::-1].cumsum(axis=0)[::-1].sum(axis=1)  # mass of first[k:] for each k
+    v = np.zeros((k_models + 1, ns, t))
+    pending = first[:, ::-1].cumsum(axis=1)[:, ::-1].sum(axis=(0, 2))  # mass of first[:, k:] per k
+    conv = _truncated_convolver(fresh, t)
     for k in range(1, k_models + 1):
-        v[k] = _conv_trunc(v[k - 1], fresh, t) + first[k - 1]
+        v[k] = conv(v[k - 1]) + first[:, k - 1]
         if k < k_models and pending[k] == 0.0 and v[k].sum() < 1e-300:
             break  # no model beyond the k-th can be destroyed: the remaining rows stay zero
-    out[:, w:kw] += np.matmul(v[None, 1:k_models], g).reshape(nb, kw - w)
-    out[:, kw] = s[kw] * wts.sum(axis=1) + tail @ v[k_models]
+    # (nb, ns, K-1, W): sum_s V[k, i, s] G[b, s, j]
+    kills = np.einsum("kis,bsj->bikj", v[1:k_models], g, optimize=True)
+    out[:, :, w:kw] += kills.reshape(nb, ns, kw - w)
+    out[:, :, kw] = states[:, kw][None, :] * wts.sum(axis=1)[:, None] + tail @ v[k_models].T
     np.clip(out, 0.0, None, out=out)
-    return out if batch else out[0]
+    return out.reshape(weights.shape[:-1] + s.shape)
 
 
-def _powers(s: np.ndarray, step, count: int) -> list[np.ndarray]:
-    xs = [s]
-    for _ in range(count - 1):
-        xs.append(step(xs[-1]))
-    return xs
+def _truncated_convolver(kernel: np.ndarray, n: int):
+    """x -> first n entries of (x * kernel) along the last axis, for one row or many."""
+    if n <= 512:
+        c = np.zeros((n, n))
+        idx = np.arange(n)
+        d = idx[None, :] - idx[:, None]
+        c[d >= 0] = kernel[:n][d[d >= 0]]
+        return lambda x: x @ c
+    size = 1 << int(2 * n).bit_length()
+    kf = np.fft.rfft(kernel[:n], size)
+    return lambda x: np.fft.irfft(np.fft.rfft(x, size, axis=-1) * kf, size, axis=-1)[..., :n]
 
 
-def pending_conv(r: np.ndarray, mw: np.ndarray, size: int, cap: int) -> np.ndarray:
-    """Add one critical wound's mortal wounds (distribution `mw`) to the pending axis of `r`; the
-    result has `size` pending rows and everything at or beyond `cap` (the unit's remaining wounds:
-    enough to destroy it) is collected in row `cap`."""
-    out = np.zeros((size,) + r.shape[1:])
-    rows = r.shape[0]
-    for loss, p in enumerate(mw):
-        if not p:
-            continue
-        keep = max(0, min(rows, cap - loss))  # source rows that stay below the cap
-        if keep:
-            out[loss : loss + keep] += p * r[:keep]
-        if keep < rows:
-            out[cap] += p * r[keep:].sum(axis=0)
+def pending_combine(ys: np.ndarray, mw: np.ndarray, cap: int) -> np.ndarray:
+    """sum_m ys[m] with m critical wounds' mortal wounds (each distributed as `mw`) added to the
+    pending axis. ys has shape (m, pending rows so far, states); the result has cap + 1 pending rows,
+    everything at or beyond `cap` (enough to destroy the unit) collected in row `cap`."""
+    m_count, rows, size = ys.shape
+    powers = np.zeros((m_count, cap + 1))  # powers[m]: distribution of m critical wounds' mortal wounds
+    powers[0, 0] = 1.0
+    for m in range(1, m_count):
+        c = np.convolve(powers[m - 1], mw)
+        powers[m, :cap] = c[:cap]
+        powers[m, cap] = c[cap:].sum()
+    added = (powers.T @ ys.reshape(m_count, rows * size)).reshape(cap + 1, rows, size)
+    out = added[:, 0, :].copy()
+    for i in range(1, rows):  # mortal wounds already pending from earlier groups
+        out[i:cap] += added[: cap - i, i, :]
+        out[cap] += added[cap - i :, i, :].sum(axis=0)
     return out
 
 
 def allocate_group(s: np.ndarray, gd: GroupDistribution, g: ResolvedGroup, target: Target,
                    devastating_pending: bool) -> np.ndarray:
-    """Advance the state by one group's attacks (normal damage, then devastating per edition)."""
+    """Advance the state by one group's attacks (normal damage, then devastating per edition).
+    `s` is one flat state vector, or (10e devastating wounds) one row per pending mortal-wound count."""
     joint = gd.joint
     loss = loss_pmf(g.damage, g.fnp)
+    full = s
+    if devastating_pending:  # only the pending rows that hold mass so far
+        used = np.flatnonzero(s.any(axis=1))
+        s = s[: used[-1] + 1]
     if gd.collapsed or joint.shape[1] == 1:
         weights = joint.sum(axis=1)
-        if s.ndim == 1:
-            return renewal_mixture(s, loss, weights[: _trim(weights)[1] + 1], target.wounds)
-        return powers_mixture(s, make_step(loss, target, s), weights)
-    full = s
-    if devastating_pending:  # only step the pending rows that hold mass so far
-        used = np.flatnonzero(s.reshape(s.shape[0], -1).any(axis=1))
-        s = s[: used[-1] + 1]
-    n_lo, n_hi = _trim(joint.sum(axis=1))
-    m_lo, m_hi = _trim(joint.sum(axis=0))
-    if s.ndim == 1:  # ys[m] = sum_n P(n, m) T^n s, all m at once
-        ys = renewal_mixture(s, loss, joint[: n_hi + 1, : m_hi + 1].T, target.wounds)
-    else:
-        xs = _powers(s, make_step(loss, target, s), n_hi + 1)[n_lo:]
-        block = joint[n_lo : n_hi + 1, : m_hi + 1]
-        flat = np.stack([x.ravel() for x in xs])  # (n, state)
-        ys = (block.T @ flat).reshape((m_hi + 1,) + s.shape)
-    if devastating_pending:
-        mw = loss_pmf(g.damage, g.fnp_mortal)
-        cap = full.shape[0] - 1
-        r = ys[m_hi]
-        for mm in range(m_hi - 1, -1, -1):
-            r = pending_conv(r, mw, min(cap + 1, r.shape[0] + mw.size - 1), cap)
-            r[: s.shape[0]] += ys[mm]
-        out = np.zeros_like(full)
-        out[: r.shape[0]] = r
+        out = renewal_mixture(s, loss, weights[: _trim(weights)[1] + 1], target.wounds)
+        if devastating_pending:
+            padded = np.zeros_like(full)
+            padded[: out.shape[0]] = out
+            return padded
         return out
+    n_hi = _trim(joint.sum(axis=1))[1]
+    m_hi = _trim(joint.sum(axis=0))[1]
+    ys = renewal_mixture(s, loss, joint[: n_hi + 1, : m_hi + 1].T, target.wounds)  # ys[m]: sum_n P(n,m) T^n s
+    if devastating_pending:
+        return pending_combine(ys, loss_pmf(g.damage, g.fnp_mortal), full.shape[0] - 1)
     step_mortal = make_step(loss_pmf(g.damage, g.fnp_mortal), target, s)
     r = ys[m_hi]
     for mm in range(m_hi - 1, -1, -1):
@@ -444,17 +427,18 @@ def allocate_group(s: np.ndarray, gd: GroupDistribution, g: ResolvedGroup, targe
 
 
 def final_flat(s: np.ndarray, target: Target) -> np.ndarray:
-    """Distribution of k*W + j (wounds lost by the unit counting from a fresh unit), pending applied."""
-    if s.ndim == 1:  # dense: the flat index is the state index
+    """Distribution of k*W + j (wounds lost by the unit counting from a fresh unit), with 10e pending
+    mortal wounds (row p) inflicted last: they carry over, so the flat index simply advances by p."""
+    if s.ndim == 1:
         return s.copy()
-    w = target.wounds
-    k = s.shape[1] - 1
-    total = k * w
-    flat_idx = (np.arange(k + 1)[:, None] * w + np.arange(w)[None, :]).ravel()
+    total = s.shape[1] - 1
     out = np.zeros(total + 1)
     for p in range(s.shape[0]):
-        idx = np.minimum(flat_idx + p, total)
-        out += np.bincount(idx, weights=s[p].ravel(), minlength=total + 1)
+        if p >= total:
+            out[total] += s[p:].sum()
+            break
+        out[p:total] += s[p, : total - p]
+        out[total] += s[p, total - p :].sum()
     return out
 
 
@@ -463,12 +447,8 @@ def run(groups: list[ResolvedGroup], target: Target, devastating_spills: bool) -
     pending = devastating_spills and any(g.devastating for g in groups)
     k, w = target.models, target.wounds
     remaining = target.total_wounds
-    if not pending:
-        s = np.zeros(k * w + 1)
-        s[target.wounds_lost] = 1.0
-    else:
-        s = np.zeros((remaining + 1 if pending else 1, k + 1, w))
-        s[0, 0, target.wounds_lost] = 1.0
+    s = np.zeros((remaining + 1, k * w + 1) if pending else k * w + 1)
+    s[(0, target.wounds_lost) if pending else target.wounds_lost] = 1.0
     stages = {"attacks": 0.0, "hits": 0.0, "wounds": 0.0, "unsaved": 0.0}
     for g in groups:
         collapse_ok = not pending and g.fnp_mortal == g.fnp

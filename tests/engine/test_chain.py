@@ -61,3 +61,24 @@ def test_batched_renewal_with_partial_weights(models, wounds, t, rows):
     got = exact.renewal_mixture(s, loss, weights, wounds)
     for r in range(rows):
         np.testing.assert_allclose(got[r], exact.powers_mixture(s, step, weights[r]), atol=1e-12, rtol=0)
+
+
+@pytest.mark.parametrize(("models", "wounds", "t", "rows", "states"), [(3, 2, 12, 1, 5), (5, 3, 70, 4, 3), (4, 3, 300, 2, 4)])
+def test_renewal_batched_over_states_and_weights(models, wounds, t, rows, states):
+    """10e devastating wounds keep one state row per pending mortal-wound count."""
+    rng = np.random.default_rng(7 * t + states)
+    size = models * wounds + 1
+    s = rng.random((states, size))
+    s /= s.sum()
+    loss = rng.random(5)
+    loss /= loss.sum()
+    weights = rng.random((rows, t))
+    weights /= weights.sum()
+    target = Target(models=models, toughness=4, save=4, invulnerable=None, wounds=wounds)
+    step = exact.make_step(loss, target, s)
+    got = exact.renewal_mixture(s, loss, weights, wounds)
+    assert got.shape == (rows, states, size)
+    for r in range(rows):
+        np.testing.assert_allclose(got[r], exact.powers_mixture(s, step, weights[r]), atol=1e-12, rtol=0)
+    single = exact.renewal_mixture(s, loss, weights[0], wounds)
+    np.testing.assert_allclose(single, got[0], atol=1e-15)
