@@ -9,6 +9,7 @@ shared state database at the same time.
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,13 @@ def test_two_shard_processes_share_the_work_and_the_database(tmp_path: Path, e2e
         assert len(fake.command_puts) == 1
         guilds = {shard_of(g.id, 2): g for g in fake.guilds.values()}
         assert set(guilds) == {0, 1}, "the fake has one guild per shard"
+        # Each process's own view: it became ready knowing exactly one guild (its shard's).
+        for bot in bots:
+            deadline = time.monotonic() + 15
+            while not (ready := [line for line in bot.logs() if line.get("msg") == "ready"]):
+                assert time.monotonic() < deadline, dump_on_failure(bot)
+                time.sleep(0.1)
+            assert ready[0]["guilds"] == 1, ready
 
         # Start a game in each guild at the same moment, then hammer both with CP changes.
         records: list[tuple[int, InteractionRecord]] = []
