@@ -1,0 +1,63 @@
+"""deploy/ stays in step with the code: every `python -m bot …` it runs parses, every setting is documented."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from bot.__main__ import build_parser
+
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+REPO = DEPLOY.parent
+FILES = ["cogitator.service", "cogitator@.service", "cogitator-backup.service", "Containerfile"]
+
+
+def bot_invocations(text: str) -> list[list[str]]:
+    """The argument lists after `python -m bot` in a unit or container file (shell quoting undone)."""
+    calls = []
+    for match in re.finditer(r"python -m bot ([^\n'&;]*)", text):
+        raw = match.group(1).rstrip().removesuffix('"]')  # the end of a JSON-form CMD
+        words = shlex.split(raw.replace("%i", "0").replace("$${", "${"), posix=True)
+        calls.append([w for w in words if not w.startswith("$") and "SHARD_COUNT" not in w])
+    return calls
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_every_bot_command_in_deploy_files_parses(name: str) -> None:
+    calls = bot_invocations((DEPLOY / name).read_text())
+    assert calls, f"{name} runs no `python -m bot` command"
+    for args in calls:
+        if args[:1] == ["run"] and "--shard-count" in args and args[-1] == "--shard-count":
+            args = [*args, "2"]  # the value comes from the environment at run time
+        parsed = build_parser().parse_args(args)
+        assert getattr(parsed, "func", None) is not None, args
+
+
+def test_example_env_documents_every_setting() -> None:
+    example = (DEPLOY / "cogitator.env.example").read_text()
+    sources = (REPO / "bot" / "config.py").read_text() + (REPO / "bot" / "endpoints.py").read_text()
+    names = set(re.findall(r'"((?:COGITATOR|DISCORD)_[A-Z_]+)"', sources))
+    assert {"DISCORD_TOKEN", "COGITATOR_DB", "COGITATOR_DATA"} <= names
+    missing = sorted(n for n in names if n not in example)
+    assert missing == [], f"not in deploy/cogitator.env.example: {missing}"
+
+
+def test_container_build_inputs_exist() -> None:
+    containerfile = (DEPLOY / "Containerfile").read_text()
+    for line in containerfile.splitlines():
+        if line.startswith("COPY "):
+            for source in line.split()[1:-1]:
+                assert (REPO / source).exists(), source
+    compose = (DEPLOY / "compose.yaml").read_text()
+    assert "dockerfile: deploy/Containerfile" in compose and "context: .." in compose
+
+
+def test_units_run_as_an_unprivileged_user_and_restart_on_failure() -> None:
+    for name in ("cogitator.service", "cogitator@.service"):
+        unit = (DEPLOY / name).read_text()
+        for setting in ("User=cogitator", "Restart=on-failure", "EnvironmentFile=/etc/cogitator/cogitator.env",
+                        "NoNewPrivileges=yes", "ProtectSystem=strict", "KillSignal=SIGTERM"):
+            assert setting in unit, (name, setting)
