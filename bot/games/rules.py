@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.errors import UserError
-from bot.games.model import MAX_JUDGEMENT, PERMANENT, GameState, Unit, normalise_name, turn_of
+from bot.games.model import MAX_JUDGEMENT, PERMANENT, PHASES, GameState, Unit, normalise_name, turn_of
 
 EDITIONS = ("10e", "11e")
 MAX_CP = 99
@@ -54,6 +54,8 @@ class StratagemSpec:
     once_per_battle: bool = False
     ignores_battleshock: bool = False
     clears_battleshock: bool = False
+    turn: str | None = None  # "your" | "opponent" | "either" (catalog `data["turn"]`)
+    phases: tuple[str, ...] = ()  # allowed phases; empty = any (catalog `data["phase"]`, e.g. "shooting/fight")
 
     @property
     def key(self) -> str:
@@ -78,6 +80,8 @@ class StratagemSpec:
             or bool(_ONCE_PER_BATTLE.search(entry.text or "")),
             ignores_battleshock=bool(_IGNORES_SHOCK.search(text)) or is_insane,
             clears_battleshock=bool(_CLEARS_SHOCK.search(text)) or is_insane,
+            turn=_turn(data.get("turn")),
+            phases=_phases(data.get("phase")),
         )
 
     def cost(self, edition: str, *, extra: bool) -> int:
@@ -88,6 +92,19 @@ class StratagemSpec:
         if edition == "11e":
             added = min(added, 1)
         return self.cp + added
+
+
+def _turn(raw: Any) -> str | None:
+    value = str(raw or "").strip().casefold()
+    return value if value in ("your", "opponent", "either") else None
+
+
+def _phases(raw: Any) -> tuple[str, ...]:
+    """"shooting/fight" -> ("shooting", "fight"); "any", unknown words or all five -> () (no check)."""
+    words = [w.strip() for w in str(raw or "").casefold().split("/") if w.strip()]
+    if not words or any(w not in PHASES for w in words) or set(words) == set(PHASES):
+        return ()
+    return tuple(w for w in PHASES if w in words)
 
 
 # ---- input checks -------------------------------------------------------------------------------
@@ -147,6 +164,9 @@ def stratagem_checks(state: GameState, player: int, spec: StratagemSpec, unit: U
                         field="name")
     spend_check(state, player, cost, spec.name)
     warnings: list[str] = []
+    timing = timing_warning(state, player, spec)
+    if timing:
+        warnings.append(timing)
     same_phase = [s for s in state.strat_uses
                   if s.player == player and s.turn == state.turn and s.phase == state.phase]
     if any(normalise_name(s.name) == spec.key for s in same_phase):
@@ -160,6 +180,20 @@ def stratagem_checks(state: GameState, player: int, spec: StratagemSpec, unit: U
         ):
             warnings.append(f"{unit.name} was already targeted by one of your stratagems this phase (11e 15.01).")
     return warnings
+
+
+def timing_warning(state: GameState, player: int, spec: StratagemSpec) -> str | None:
+    """Soft: the stratagem's WHEN (whose turn, which phase) from the catalog entry."""
+    mine = state.active == player
+    wrong_turn = (spec.turn == "your" and not mine) or (spec.turn == "opponent" and mine)
+    wrong_phase = bool(spec.phases) and state.phase not in spec.phases
+    if not (wrong_turn or wrong_phase):
+        return None
+    whose = {"your": "your ", "opponent": "your opponent's "}.get(spec.turn or "", "")
+    phases = " or ".join(p.capitalize() for p in spec.phases) if spec.phases else "any"
+    now = "your" if mine else "your opponent's"
+    return (f"{spec.name} is used in {whose}{phases} phase; it is now {now} "
+            f"{state.phase.capitalize()} phase.")
 
 
 # ---- Judgement tokens ----------------------------------------------------------------------------

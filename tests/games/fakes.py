@@ -1,8 +1,8 @@
 """A small in-memory catalog with the same methods as `bot.catalog.service.Catalog`.
 
-Entries mirror the seed pages' stratagems (costs, +1CP sections, once-per-battle restrictions,
-the Boarding Actions Insane Bravery target clause), so the tracker is tested against the contract
-without waiting for the real catalog build.
+Entries mirror the seed pages' core stratagems (costs, +1CP sections, once-per-battle restrictions,
+turn and phase as the real catalog records them), so the tracker is tested against the contract
+without the cost of opening the real catalog.
 """
 
 from __future__ import annotations
@@ -43,10 +43,11 @@ class Resolution:
 
 
 def strat(edition: str, name: str, cp: int, *, restrictions: str = "", target: str = "", effect: str = "",
-          cp_extra: list[str] | None = None, faction: str | None = None) -> Entry:
+          cp_extra: list[str] | None = None, faction: str | None = None, turn: str = "either",
+          phase: str = "any") -> Entry:
     slug = name.lower().replace(" ", "-").replace("'", "")
     data = {"cp": cp, "cp_extra": cp_extra or [], "category": "Core", "detachment": None, "type": "Core",
-            "turn": "Either", "phase": "Any", "when": "", "target": target, "effect": effect,
+            "turn": turn, "phase": phase, "when": "", "target": target, "effect": effect,
             "restrictions": restrictions}
     text = f"TARGET: {target}\nEFFECT: {effect}\nRESTRICTIONS: {restrictions}"
     return Entry(f"{edition}:stratagem:fake:{slug}", "stratagem", name, edition, faction, "Fake seed", text, data)
@@ -59,17 +60,17 @@ def sheet(edition: str, name: str, faction: str) -> Entry:
 
 ENTRIES = [
     strat("10e", "Command Re-roll", 1, target="That unit or model from your army.", effect="You re-roll that roll."),
-    strat("10e", "Insane Bravery", 1, target="That unit from your army.",
+    strat("10e", "Insane Bravery", 1, phase="command", target="That unit from your army.",
           effect="Your unit automatically passes that Battle-shock test.",
           restrictions="You cannot use this Stratagem more than once per battle."),
-    strat("10e", "Counter-offensive", 2, effect="Your unit fights next."),
+    strat("10e", "Counter-offensive", 2, phase="fight", effect="Your unit fights next."),
     strat("10e", "Newfound Nemesis", 1, faction="Leagues of Votann",
           effect="The attacking unit gains 1 Judgement token."),
     strat("11e", "Command Re-roll", 1, target="That unit or model.", effect="You re-roll that roll."),
-    strat("11e", "Insane Bravery", 1, target="That unit.", effect="That battle-shock roll is automatically successful.",
+    strat("11e", "Insane Bravery", 1, phase="command", target="That unit.", effect="That battle-shock roll is automatically successful.",
           restrictions="You cannot use this stratagem more than once per battle."),
-    strat("11e", "Counteroffensive", 2, effect="Until the end of the phase, your unit has the Fights First ability."),
-    strat("11e", "Heroic Intervention", 1, cp_extra=["+1CP – Into the Fray"], effect="Resolve a charge with your unit."),
+    strat("11e", "Counteroffensive", 2, turn="opponent", phase="fight", effect="Until the end of the phase, your unit has the Fights First ability."),
+    strat("11e", "Heroic Intervention", 1, turn="opponent", phase="charge", cp_extra=["+1CP – Into the Fray"], effect="Resolve a charge with your unit."),
     sheet("10e", "Grimnyr", "Leagues of Votann"),
     sheet("11e", "Stompa", "Orks"),
     sheet("11e", "Boyz", "Orks"),

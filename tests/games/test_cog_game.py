@@ -104,10 +104,12 @@ def script_10e() -> list[Step]:
         "/oathband claim amount:2",  # A6: Ruthless Efficiency, exempt from the 1CP limit
         "/cp gain amount:1",  # A7
         ("refuse", "/cp gain amount:1", "at most 1CP per battle round"),
+        ("refuse", "/strat use name:Counter-offensive", "Counter-offensive is used in Fight phase"),
+        *nxt(4),  # Alice's Fight phase
         "/strat use name:Counter-offensive",  # A5
         ("refuse", "/strat use name:Counter-offensive", "already used Counter-offensive this phase"),
         "/strat use name:Counter-offensive force:true",  # A3
-        *nxt(5),  # round 2, Bob's Command phase: A4 B3; Nobz no longer riled
+        "/game next",  # round 2, Bob's Command phase: A4 B3; Nobz no longer riled
         ("check", lambda d: (unit(d, "Nobz")["riled_up"], cps(d)) == (False, (4, 3)) or pytest.fail(str(d))),
         ":as 222",
         "/shock unit:Boyz",
@@ -159,16 +161,18 @@ def script_11e() -> list[Step]:
         "/riled add unit:Nobz until:start-of-your-next-turn",
         "/cp gain amount:1",  # A4
         "/cp gain amount:1",  # A5: no per-round limit in 11e
-        "/strat use name:Heroic Intervention unit:Nobz extra:true",  # 1CP + 1CP section: A3
-        *nxt(5),  # round 1, Bob: A4 B4
+        ("refuse", "/strat use name:Heroic Intervention unit:Nobz extra:true", "used in your opponent's Charge phase"),
+        *nxt(5),  # round 1, Bob: A6 B4
         ("check", lambda d: (unit(d, "Stompa")["riled_up"], unit(d, "Nobz")["riled_up"], cps(d))
-         == (False, True, (4, 4)) or pytest.fail(str(d))),
+         == (False, True, (6, 4)) or pytest.fail(str(d))),
         ":as 222",
         "/judgement add unit:Boyz amount:2",
         "/judgement remove unit:Boyz",
         ":as 111",
         "/shock unit:Gretchin",
-        *nxt(5),  # round 2, Alice: A5 B5; 11e: still battle-shocked until a roll succeeds
+        *nxt(3),  # Bob's Charge phase (either player may advance)
+        "/strat use name:Heroic Intervention unit:Nobz extra:true",  # 1CP + 1CP section: A4
+        *nxt(2),  # round 2, Alice: A5 B5; 11e: still battle-shocked until a roll succeeds
         ("check", lambda d: (unit(d, "Nobz")["riled_up"], unit(d, "Gretchin")["battle_shocked"], cps(d))
          == (False, True, (5, 5)) or pytest.fail(str(d))),
         ("refuse", "/strat use name:Command Re-roll unit:Gretchin", "battle-shocked"),
@@ -192,10 +196,11 @@ def script_11e() -> list[Step]:
         *nxt(5),  # round 3, Bob: A6 B8
         *nxt(5),  # round 4, Alice: A7 B9
         "/vp add amount:6",
-        *nxt(5),  # round 4, Bob: A8 B10
+        *nxt(4),  # Alice's Fight phase
         ":as 222",
+        "/strat use name:Counteroffensive",  # in his opponent's Fight phase: B7
+        "/game next",  # round 4, Bob: A8 B8
         "/vp set amount:9",
-        "/strat use name:Counteroffensive",  # B8
         *nxt(5),  # round 5, Alice: A9 B9
         ":as 111",
         "/shock unit:Gretchin",
@@ -376,7 +381,7 @@ async def test_autocomplete_fake_catalog(console: ConsoleSession, fake_catalog: 
     choices = await console.autocomplete("/strat use name:heroic", "name")
     assert choices and choices[0]["value"] == "11e:stratagem:fake:heroic-intervention"
     assert len(choices) <= 25
-    replies = await console.send("/strat use name:11e:stratagem:fake:heroic-intervention unit:Boyz")
+    replies = await console.send("/strat use name:11e:stratagem:fake:heroic-intervention unit:Boyz force:true")
     assert "Heroic Intervention on Boyz for 1CP" in replies[-1].text()
     await console.send("/judgement add unit:Warriors", user=222)  # tokens on Alice's Warriors
     choices = await console.autocomplete("/judgement add unit:war", "unit", user=222)
@@ -394,11 +399,17 @@ async def test_stratagems_from_the_real_catalog(console: ConsoleSession, real_ca
     assert 0 < len(choices) <= 25
     value = next(c["value"] for c in choices if c["name"].startswith("Heroic Intervention"))
     reply = (await console.send(f"/strat use name:{value} unit:Boyz extra:true"))[-1]
-    assert not reply.ephemeral and "for 2CP (5 → 3)" in reply.text()
+    assert reply.ephemeral and "used in your opponent's Charge phase" in reply.text()  # WHEN, from the catalog
+    for _ in range(8):  # to Bob's Charge phase
+        await console.send("/game next")
+    reply = (await console.send(f"/strat use name:{value} unit:Boyz extra:true"))[-1]
+    assert not reply.ephemeral and "for 2CP (6 → 4)" in reply.text()
     uses = export(console)["stratagems_used"]
     assert uses[0]["entry_id"] == value and uses[0]["cp"] == 2
+    await console.send("/game next")
+    await console.send("/game next")  # Alice's Command phase, round 2: 5CP
     reply = (await console.send("/strat use name:Insane Bravery unit:Nobz"))[-1]
-    assert "for 1CP (3 → 2)" in reply.text()
+    assert "for 1CP (5 → 4)" in reply.text()
     await console.send("/game next")
     reply = (await console.send("/strat use name:Insane Bravery unit:Grots force:true"))[-1]
     assert reply.ephemeral and "once per battle" in reply.text()

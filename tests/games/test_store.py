@@ -125,27 +125,42 @@ def test_11e_has_no_extra_cp_cap(store: GameStore) -> None:
 
 def test_stratagem_costs_extra_sections_and_once_per_phase(store: GameStore) -> None:
     start(store, "11e", starting_cp=5)
-    hi = spec("Heroic Intervention", "11e")
-    assert hi.cp == 1 and hi.cp_extra == (1,)
-    store.act(CH, gc.use_stratagem, ALICE, hi, "Boyz", extra=True)
-    assert cps(store) == (4, 6)
+    hi = spec("Heroic Intervention", "11e")  # your opponent's Charge phase
+    assert hi.cp == 1 and hi.cp_extra == (1,) and hi.turn == "opponent" and hi.phases == ("charge",)
+    with pytest.raises(SoftRuleError, match="used in your opponent's Charge phase; it is now your opponent's Command"):
+        store.act(CH, gc.use_stratagem, BOB, hi, "Boyz")
+    nxt(store, 3)  # Alice's Charge phase
+    store.act(CH, gc.use_stratagem, BOB, hi, "Boyz", extra=True)
+    assert cps(store) == (6, 4)
     with pytest.raises(SoftRuleError, match="already used Heroic Intervention this phase"):
-        store.act(CH, gc.use_stratagem, ALICE, hi, "Nobz")
-    store.act(CH, gc.use_stratagem, ALICE, hi, "Nobz", force=True)
-    assert cps(store) == (3, 6)
+        store.act(CH, gc.use_stratagem, BOB, hi, "Nobz")
+    store.act(CH, gc.use_stratagem, BOB, hi, "Nobz", force=True)
+    assert cps(store) == (6, 3)
     with pytest.raises(UserError, match="no section with an additional CP"):
-        store.act(CH, gc.use_stratagem, ALICE, spec("Command Re-roll", "11e"), None, extra=True)
+        store.act(CH, gc.use_stratagem, BOB, spec("Command Re-roll", "11e"), None, extra=True)
     # 11e 15.01: the same unit cannot be targeted by two of your stratagems in one phase
     with pytest.raises(SoftRuleError, match="already targeted"):
-        store.act(CH, gc.use_stratagem, ALICE, spec("Command Re-roll", "11e"), "Boyz")
-    nxt(store)  # a new phase clears both soft rules
-    store.act(CH, gc.use_stratagem, ALICE, hi, "Boyz")
+        store.act(CH, gc.use_stratagem, BOB, spec("Command Re-roll", "11e"), "Boyz")
+    nxt(store, 10)  # Alice's next Charge phase: both soft rules start afresh
+    store.act(CH, gc.use_stratagem, BOB, hi, "Boyz")
+    assert cps(store) == (8, 4)
     uses = store.export(CH)["stratagems_used"]
-    assert [(u["name"], u["cp"], u["phase"], u["unit"], u["forced"]) for u in uses] == [
-        ("Heroic Intervention", 2, "command", "Boyz", False),
-        ("Heroic Intervention", 1, "command", "Nobz", True),
-        ("Heroic Intervention", 1, "movement", "Boyz", False),
+    assert [(u["name"], u["cp"], u["round"], u["phase"], u["unit"], u["forced"]) for u in uses] == [
+        ("Heroic Intervention", 2, 1, "charge", "Boyz", False),
+        ("Heroic Intervention", 1, 1, "charge", "Nobz", True),
+        ("Heroic Intervention", 1, 2, "charge", "Boyz", False),
     ]
+
+
+def test_stratagem_timing_is_a_soft_rule(store: GameStore) -> None:
+    start(store, "10e", starting_cp=3)
+    co = spec("Counter-offensive", "10e")  # Fight phase, either turn
+    with pytest.raises(SoftRuleError, match="Counter-offensive is used in Fight phase"):
+        store.act(CH, gc.use_stratagem, ALICE, co, None)
+    r = store.act(CH, gc.use_stratagem, ALICE, co, None, force=True)
+    assert "Fight phase" in r.outcome.events[0]["overrides"][0]
+    nxt(store, 4)
+    store.act(CH, gc.use_stratagem, BOB, co, None)  # the opponent's Fight phase is fine too
 
 
 def test_battleshocked_units_and_insane_bravery(store: GameStore) -> None:
