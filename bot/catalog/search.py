@@ -23,8 +23,9 @@ from rapidfuzz import fuzz, process
 from bot.catalog.model import Hit
 from bot.catalog.normalize import normalize, rule_number
 
-MAX_QUERY_CHARS = 200
-SHORT_KEEP = 300  # names kept per one/two-letter prefix  # a longer query is clipped: names are short and FTS gets at most 12 words
+MAX_QUERY_CHARS = 200  # a longer query is clipped: names are short and FTS gets at most 12 words
+SHORT_KEEP = 300  # names kept per one/two-letter prefix
+FUZZY_POOL = 600  # names scored with WRatio: those sharing the most typo-tolerant words with the query
 
 KIND_BONUS = {"rule": 1.0, "stratagem": 0.9, "datasheet": 0.8, "ability": 0.5, "detachment": 0.5,
               "enhancement": 0.45, "weapon": 0.3, "keyword": 0.2}
@@ -145,6 +146,12 @@ class SearchIndex:
                     short[tok[:n]] |= ids
         self.short_token = {p: sorted(ids, key=lambda i: (len(self.names[i]), i))[:SHORT_KEEP]
                             for p, ids in short.items()}
+        starts: dict[str, list[str]] = defaultdict(list)
+        for name in self.names:
+            for n in (1, 2):
+                if len(name) >= n:
+                    starts[name[:n]].append(name)
+        self.short_prefix = {p: sorted(names, key=len)[:SHORT_KEEP] for p, names in starts.items()}
 
     # -- scoring of names --------------------------------------------------------------------
     def _name_scores(self, q: str, *, fuzzy: bool, fuzzy_limit: int) -> dict[str, float]:
@@ -159,13 +166,17 @@ class SearchIndex:
         for name in self.by_compact.get(q.replace(" ", ""), ()):
             put(name, 100.0)  # the same name but for spaces/punctuation: "counter offensive" = "Counteroffensive"
         # prefix: names starting with the query (bisect over the sorted names)
-        lo = bisect.bisect_left(self.names, q)
-        prefixed = []
-        for name in self.names[lo:lo + 3000]:
-            if not name.startswith(q):
-                break
-            prefixed.append(name)
-        for name in heapq.nsmallest(300, prefixed, key=len):  # shorter names score higher
+        if len(q) <= 2:
+            shortest = self.short_prefix.get(q, [])
+        else:
+            lo = bisect.bisect_left(self.names, q)
+            prefixed = []
+            for name in self.names[lo:lo + 3000]:
+                if not name.startswith(q):
+                    break
+                prefixed.append(name)
+            shortest = heapq.nsmallest(SHORT_KEEP, prefixed, key=len)
+        for name in shortest:  # shorter names score higher
             put(name, 90.0 + 9.0 * len(q) / len(name))
         # token: every query word is the prefix of a different word of the name, in any order
         words = q.split()
@@ -203,7 +214,7 @@ class SearchIndex:
         2. Names containing any of those words are scored with WRatio against the whole query.
         Short catalogs (or queries without usable words) score every name directly.
         """
-        words = [w for w in q.split() if len(w) >= 3 and w not in _QUESTION_WORDS][:4]
+        words = [w for w in q.split() if len(w) >= 3 and w not in _QUESTION_WORDS][:3]
         if not words:
             return []
         counts: dict[int, int] = defaultdict(int)
@@ -218,7 +229,7 @@ class SearchIndex:
             pool = self.names
         else:
             # names sharing the most (fuzzy) words with the query first, shorter names first among equals
-            ranked = sorted(counts, key=lambda i: (-counts[i], len(self.names[i])))[:2500]
+            ranked = sorted(counts, key=lambda i: (-counts[i], len(self.names[i])))[:FUZZY_POOL]
             pool = [self.names[i] for i in ranked]
         return [(name, score) for name, score, _ in process.extract(q, pool, scorer=fuzz.WRatio, limit=limit,
                                                                    score_cutoff=60)]

@@ -32,7 +32,7 @@ class Outcome:
 def evaluate(catalog: Catalog, *, baseline: bool = True) -> Outcome:
     """Run every labelled query as the slash commands do (kind filter, edition filter, 11e preferred)."""
     names = sorted({rec.name for rec in catalog.index.records})
-    correct = baseline = 0
+    correct = baseline_correct = 0
     misses: list[tuple[str, str, str]] = []
     baseline_misses: list[tuple[str, str, str]] = []
     for query, kind, edition, exp_kind, exp_name, exp_edition in QUERIES:
@@ -49,7 +49,7 @@ def evaluate(catalog: Catalog, *, baseline: bool = True) -> Outcome:
         # the baseline only sees names, so it is scored on the name alone (a generous reading)
         found = process.extractOne(query, names, scorer=fuzz.WRatio)
         if found and normalize(found[0]) == normalize(exp_name):
-            baseline += 1
+            baseline_correct += 1
         else:
             baseline_misses.append((query, expected, found[0] if found else "nothing"))
-    return Outcome(len(QUERIES), correct, baseline, misses, baseline_misses)
+    return Outcome(len(QUERIES), correct, baseline_correct, misses, baseline_misses)
