@@ -61,4 +61,14 @@ def apply_migrations(conn: sqlite3.Connection, namespace: str, migrations: Seque
 
 
 def _statements(sql: str) -> list[str]:
-    return [s.strip() for s in sql.split(";") if s.strip()]
+    """Split a script into statements; `complete_statement` keeps trigger bodies (with their `;`) whole."""
+    statements, current = [], ""
+    for piece in sql.split(";"):
+        current += piece + ";"
+        if sqlite3.complete_statement(current):
+            if current.strip(" \n\t;"):
+                statements.append(current.strip())
+            current = ""
+    if current.strip(" \n\t;"):
+        statements.append(current.strip())
+    return statements
