@@ -196,6 +196,7 @@ def step_matrix(loss: np.ndarray, wounds: int) -> np.ndarray:
 
 
 DENSE_MAX_STATES = 800  # up to this many (models x wounds) states, one step is a single dense matvec
+STEP_MAX_ATTACKS = 16  # a group with at most this many damaging attacks is stepped, not renewal-mixed
 
 
 def dense_matrix(m: np.ndarray, models: int) -> np.ndarray:
@@ -326,7 +327,7 @@ def renewal_mixture(s: np.ndarray, loss: np.ndarray, weights: np.ndarray, wounds
     surv = fc[:, ::-1]  # surv[u, j0] = P(S_u <= W-1-j0) = P(still alive after u attacks)
     death = np.zeros((w, t))
     death[:, 1:] = (surv[:-1] - surv[1:]).T
-    np.clip(death, 0.0, None, out=death)
+    np.maximum(death, 0.0, out=death)
     blocks = states[:, :kw].reshape(ns, k_models, w)
     first = blocks @ death  # first[i, k0, u]: from k0 destroyed, the next model dies on attack u
     fresh = death[0]
@@ -357,10 +358,10 @@ def renewal_mixture(s: np.ndarray, loss: np.ndarray, weights: np.ndarray, wounds
         if k < k_models and pending[k] == 0.0 and v[k].sum() < 1e-300:
             break  # no model beyond the k-th can be destroyed: the remaining rows stay zero
     # (nb, ns, K-1, W): sum_s V[k, i, s] G[b, s, j]
-    kills = np.einsum("kis,bsj->bikj", v[1:k_models], g, optimize=True)
-    out[:, :, w:kw] += kills.reshape(nb, ns, kw - w)
+    rows = v[1:k_models].transpose(1, 0, 2).reshape(1, ns * (k_models - 1), t)
+    out[:, :, w:kw] += np.matmul(rows, g).reshape(nb, ns, kw - w)
     out[:, :, kw] = states[:, kw][None, :] * wts.sum(axis=1)[:, None] + tail @ v[k_models].T
-    np.clip(out, 0.0, None, out=out)
+    np.maximum(out, 0.0, out=out)
     return out.reshape(weights.shape[:-1] + s.shape)
 
 
@@ -408,7 +409,10 @@ def allocate_group(s: np.ndarray, gd: GroupDistribution, g: ResolvedGroup, targe
         s = s[: used[-1] + 1]
     if gd.collapsed or joint.shape[1] == 1:
         weights = joint.sum(axis=1)
-        out = renewal_mixture(s, loss, weights[: _trim(weights)[1] + 1], target.wounds)
+        weights = weights[: _trim(weights)[1] + 1]
+        if s.ndim == 1 and weights.size <= STEP_MAX_ATTACKS:
+            return powers_mixture(s, make_step(loss, target, s), weights)  # a few steps are cheaper
+        out = renewal_mixture(s, loss, weights, target.wounds)
         if devastating_pending:
             padded = np.zeros_like(full)
             padded[: out.shape[0]] = out
@@ -456,8 +460,7 @@ def run(groups: list[ResolvedGroup], target: Target, devastating_spills: bool) -
         for key in stages:
             stages[key] += getattr(gd, key)
         s = allocate_group(s, gd, g, target, pending)
-    flat = final_flat(s, target)
-    flat = np.clip(flat, 0.0, None)
+    flat = np.maximum(final_flat(s, target), 0.0)
     killed = np.bincount(np.arange(flat.size) // w, weights=flat, minlength=k + 1)[: k + 1]
     damage = flat[target.wounds_lost :]
     return {"stages": stages, "killed": killed, "damage": damage}

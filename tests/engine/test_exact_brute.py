@@ -45,12 +45,16 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("dense", [True, False], ids=["dense", "block"])
+@pytest.mark.parametrize("path", ["renewal", "dense-steps", "block-steps"])
 @pytest.mark.parametrize("edition", ["10e", "11e"])
 @pytest.mark.parametrize(("name", "volley", "target", "context"), CASES, ids=[c[0] for c in CASES])
-def test_exact_matches_enumeration(edition, name, volley, target, context, dense, monkeypatch):
-    """Both state representations of the allocation chain (dense matrix, block array) are checked."""
-    if not dense:
+def test_exact_matches_enumeration(edition, name, volley, target, context, path, monkeypatch):
+    """Every allocation path is checked: the renewal mixture, dense-matrix steps and per-block steps."""
+    if path == "renewal":
+        monkeypatch.setattr(exact, "STEP_MAX_ATTACKS", -1)
+    else:
+        monkeypatch.setattr(exact, "STEP_MAX_ATTACKS", 10**6)
+    if path == "block-steps":
         monkeypatch.setattr(exact, "DENSE_MAX_STATES", 0)
     req = {"edition": edition, "volley": volley, "target": target, "context": context}
     got = simulate(req)
