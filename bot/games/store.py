@@ -62,18 +62,16 @@ MIGRATIONS = [
         PRIMARY KEY (game_id, depth)
     ) WITHOUT ROWID
     """,
+    # The log is append-only at the database level, not just by convention.
+    """
+    CREATE TRIGGER IF NOT EXISTS game_events_no_update BEFORE UPDATE ON game_events
+        BEGIN SELECT RAISE(ABORT, 'game_events is append-only'); END;
+    CREATE TRIGGER IF NOT EXISTS game_events_no_delete BEFORE DELETE ON game_events
+        BEGIN SELECT RAISE(ABORT, 'game_events is append-only'); END;
+    """,
 ]
 
 CHECKPOINT_EVERY = 32
-
-# Trigger bodies contain `;`, which `db.apply_migrations` splits on, so they are created idempotently
-# after the migrations. They make the log append-only at the database level.
-APPEND_ONLY = """
-CREATE TRIGGER IF NOT EXISTS game_events_no_update BEFORE UPDATE ON game_events
-    BEGIN SELECT RAISE(ABORT, 'game_events is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS game_events_no_delete BEFORE DELETE ON game_events
-    BEGIN SELECT RAISE(ABORT, 'game_events is append-only'); END;
-"""
 
 NO_GAME = "There is no game in this channel. Start one with /game start."
 
@@ -99,7 +97,6 @@ class GameStore:
         self._closed = False
         conn = self._conn()
         db.apply_migrations(conn, "games", MIGRATIONS)
-        conn.executescript(APPEND_ONLY)
 
     # ---- plumbing --------------------------------------------------------------------------------
 
