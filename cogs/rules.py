@@ -68,7 +68,26 @@ def answer_view(entry: Entry, page: int, catalog: Catalog) -> discord.ui.View | 
 
 def render_answer(catalog: Catalog, entry: Entry, page: int = 0) -> tuple[discord.Embed, discord.ui.View | None]:
     complete = catalog.complete_text_for(entry.id)
-    return entry_embed(entry, page=page, complete=complete), answer_view(entry, page, catalog)
+    embed = entry_embed(entry, page=page, complete=complete)
+    if entry.data.get("metadata_only"):
+        other = _full_text_elsewhere(catalog, entry)
+        if other is not None:
+            embed.add_field(name="Full text", value=truncate(
+                f"This source has only the metadata. The {other.edition} text is in "
+                f"{other.source}: ask again with `edition:{other.edition}`.", 1024), inline=False)
+    return embed, answer_view(entry, page, catalog)
+
+
+def _full_text_elsewhere(catalog: Catalog, entry: Entry) -> Entry | None:
+    """The same-named entry with real text (usually the other edition), for metadata-only answers."""
+    from bot.catalog.normalize import normalize
+
+    for hit in catalog.search(entry.name, kind=entry.kind, limit=8, prefer_edition=None):
+        if hit.id != entry.id and normalize(hit.name) == normalize(entry.name):
+            other = catalog.get(hit.id)
+            if other is not None and not other.data.get("metadata_only") and not other.data.get("incomplete"):
+                return other
+    return None
 
 
 class PageButton(discord.ui.DynamicItem[discord.ui.Button], template=r"rules:page:(?P<key>[0-9a-f]{16}):(?P<page>-?\d{1,4})"):

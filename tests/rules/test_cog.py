@@ -143,3 +143,12 @@ async def test_empty_table_links_to_the_complete_rule(full_console: ConsoleSessi
 async def test_an_id_of_another_kind_is_read_as_text(console: ConsoleSession) -> None:
     replies = await console.send("/datasheet name:11e:rule:seed.core:lethal-hits")
     assert all(r.embeds[0].get("title") != "24.23 Lethal Hits" for r in replies if r.embeds)
+
+
+async def test_metadata_only_answer_points_to_the_full_text(console: ConsoleSession) -> None:
+    reply = only(await console.send("/stratagem name:fire overwatch edition:11e"))
+    embed = reply.embeds[0]
+    assert embed["footer"].startswith("11th edition · wh40kdc")
+    assert "metadata only" in embed["description"]
+    field = next(f for f in embed["fields"] if f["name"] == "Full text")
+    assert "edition:10e" in field["value"]
