@@ -88,9 +88,11 @@ def per_die_kernel(g: ResolvedGroup, collapse_ok: bool) -> tuple[np.ndarray, dic
         extra_hits = float(np.dot(np.arange(g.sustained.size), g.sustained))
     else:
         crit_out = crit_first
-    one = np.zeros((1,) * rolled.ndim)
-    one[(0,) * rolled.ndim] = 1.0
-    kernel = _add(_add(hp[0] * one, hp[1] * rolled), hp[2] * crit_out)
+    shape = tuple(max(a, b) for a, b in zip(rolled.shape, crit_out.shape, strict=True))
+    kernel = np.zeros(shape)
+    kernel[(0,) * rolled.ndim] = hp[0]
+    kernel[tuple(slice(0, n) for n in rolled.shape)] += hp[1] * rolled
+    kernel[tuple(slice(0, n) for n in crit_out.shape)] += hp[2] * crit_out
     rolled_hits = hp[1] + hp[2] * extra_hits + (0.0 if g.lethal else hp[2])
     stages = {
         "hits": hp[1] + hp[2] * (1 + extra_hits),
@@ -120,6 +122,15 @@ def _conv(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def _mixture_power(kernel: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """sum_c counts[c] * kernel^{*c} for small arrays (direct convolution)."""
+    if kernel.ndim == 1:
+        acc = np.zeros((kernel.size - 1) * (counts.size - 1) + 1)
+        power = np.ones(1)
+        for c, p in enumerate(counts):
+            if p:
+                acc[: power.size] += p * power
+            if c + 1 < counts.size:
+                power = np.convolve(power, kernel)
+        return acc
     one = np.zeros((1,) * kernel.ndim)
     one[(0,) * kernel.ndim] = 1.0
     power, acc = one, np.zeros((1,) * kernel.ndim)
@@ -182,16 +193,11 @@ def group_distribution(g: ResolvedGroup, collapse_ok: bool) -> GroupDistribution
 def step_matrix(loss: np.ndarray, wounds: int) -> np.ndarray:
     """(W, W+1) matrix: row j (wounds already lost) -> new wounds lost j' < W, or the last column =
     model destroyed (any loss >= W - j; the excess is lost)."""
-    q = np.zeros(wounds + 1)
-    n = min(loss.size, wounds)
-    q[:n] = loss[:n]
-    tail = np.zeros(wounds + 2)
-    tail[: loss.size] = np.cumsum(loss[::-1])[::-1][: wounds + 2]  # tail[l] = P(L >= l)
-    idx = np.arange(wounds)
-    d = idx[None, :] - idx[:, None]
-    m = np.zeros((wounds, wounds + 1))
-    m[:, :wounds] = np.where(d >= 0, q[np.clip(d, 0, wounds)], 0.0)
-    m[:, wounds] = tail[wounds - idx]
+    m = np.empty((wounds, wounds + 1))
+    m[:, :wounds] = _toeplitz(loss, wounds)
+    tail = np.zeros(wounds + 1)
+    tail[: min(loss.size, wounds + 1)] = np.cumsum(loss[::-1])[::-1][: wounds + 1]  # tail[l] = P(L >= l)
+    m[:, wounds] = tail[wounds - np.arange(wounds)]
     return m
 
 
