@@ -62,7 +62,8 @@ def answer_view(entry: Entry, page: int, catalog: Catalog) -> discord.ui.View | 
         view.add_item(PageButton(key, page + 1, "Next ▶", disabled=page >= pages - 1))
     complete = catalog.complete_text_for(entry.id)
     if complete is not None:
-        view.add_item(ShowButton(digest(complete.id)))
+        view.add_item(ShowButton(digest(complete.id), "Show full datasheet" if entry.kind == "datasheet"
+                                 else "Show complete rule"))
     return view if view.children else None
 
 
@@ -119,8 +120,8 @@ class PageButton(discord.ui.DynamicItem[discord.ui.Button], template=r"rules:pag
 class ShowButton(discord.ui.DynamicItem[discord.ui.Button], template=r"rules:show:(?P<key>[0-9a-f]{16})"):
     """"Show complete rule": posts the full rule from the other source, for the person who pressed it."""
 
-    def __init__(self, key: str) -> None:
-        super().__init__(discord.ui.Button(label="Show complete rule", style=discord.ButtonStyle.primary,
+    def __init__(self, key: str, label: str = "Show complete rule") -> None:
+        super().__init__(discord.ui.Button(label=label, style=discord.ButtonStyle.primary,
                                            custom_id=f"rules:show:{key}"))
         self.key = key
 

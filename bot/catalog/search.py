@@ -111,7 +111,9 @@ class SearchIndex:
             rec = Record(
                 rowid=row["rowid"], id=row["id"], dataset=row["dataset"], kind=row["kind"], name=row["name"],
                 edition=row["edition"], faction=row["faction"], source=row["source"], number=row["number"],
-                incomplete=row["incomplete"] is not None,
+                # an empty table or missing text ranks the complete copy first; a datasheet that only
+                # lacks its profile table (the Stompa seed page) stays first, linked to a full one
+                incomplete=row["incomplete"] not in (None, "profiles"),
                 group=(row["edition"], row["kind"], _singular(row["norm_name"]).replace(" ", ""),
                        normalize(row["faction"] or ""),
                        normalize(row["detachment"] or row["category"] or "")),

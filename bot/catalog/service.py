@@ -32,7 +32,7 @@ from bot.guild_settings import CURRENT_EDITION
 
 log = logging.getLogger(__name__)
 
-BUILDER_VERSION = "8"  # bump when an importer's output changes, so existing catalogs rebuild
+BUILDER_VERSION = "9"  # bump when an importer's output changes, so existing catalogs rebuild
 CATALOG_FILE = "catalog.sqlite"
 RECENT_AUTOCOMPLETE = 2048  # cached autocomplete answers (cleared whenever the catalog changes)
 

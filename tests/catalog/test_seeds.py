@@ -207,3 +207,12 @@ def test_random_pages_never_crash(lines: list[str]) -> None:
     except CatalogImportError:
         return
     assert len({e.id for e in page.entries}) == len(page.entries)
+
+
+def test_paragraphs_glued_by_the_scrape_are_split(entries: dict) -> None:
+    import re
+
+    for e in entries.values():
+        assert not re.search(r"[a-z]\.[A-Z][a-z ]", e.text), (e.name, e.text)
+    (dev,) = by_name(entries, "rule", "Devastating Wounds", "11e")
+    assert "by those attacks.\n\nMortal wounds inflicted" in dev.text

@@ -152,3 +152,12 @@ async def test_metadata_only_answer_points_to_the_full_text(console: ConsoleSess
     assert "metadata only" in embed["description"]
     field = next(f for f in embed["fields"] if f["name"] == "Full text")
     assert "edition:10e" in field["value"]
+
+
+async def test_a_datasheet_without_profiles_links_to_a_full_one(console: ConsoleSession) -> None:
+    reply = only(await console.send("/datasheet name:stompa edition:11e"))
+    assert reply.embeds[0]["footer"].startswith("11th edition · Seed page: Orks – Stompa")
+    button = next(c for c in reply.components if c["label"] == "Show full datasheet")
+    full = only(await console.click(button["custom_id"]))
+    assert full.embeds[0]["footer"].startswith("11th edition · wh40kdc")
+    assert "30  6+ 12" in full.embeds[0]["description"]  # W 30, Ld 6+, OC 12

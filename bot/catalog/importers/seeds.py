@@ -449,9 +449,17 @@ def _see_also(lines: list[str]) -> tuple[list[str], list[str]]:
     return body, refs
 
 
+_GLUED_SENTENCE = re.compile(r"(?<=[a-z0-9)\]’'\"])\.(?=[A-Z](?:[a-z]|\s))")
+
+
+def _unglue_sentences(line: str) -> str:
+    """The scrape joins paragraphs without a space ("...by those attacks.Mortal wounds..."): split them."""
+    return _GLUED_SENTENCE.sub(".\n\n", line)
+
+
 def _text_of(lines: list[str], edition: str) -> str:
     out: list[str] = []
-    for line in lines:
+    for line in map(_unglue_sentences, lines):
         if line.startswith("- "):
             out.append(line)
         elif _is_upper(line) and _is_title(line) and edition == "11e":
@@ -681,7 +689,7 @@ def parse_seed_page(path: Path, text: str | None = None) -> SeedPage:
             name, cost = enhancement_queue.pop(0)
             display = title_case(name)
             fluff, rule = (body[0], body[1:]) if len(body) > 1 else ("", body)
-            text = (f"*{fluff}*\n\n" if fluff else "") + "\n".join(rule)
+            text = (f"*{fluff}*\n\n" if fluff else "") + "\n".join(_unglue_sentences(r) for r in rule)
             add(Entry(make_id(edition, "enhancement", "seed." + slug(block.meta["detachment"]), display),
                       "enhancement", display, edition, faction, source, text.strip(),
                       {"cost": cost, "detachment": block.meta["detachment"], "fluff": fluff,
@@ -689,7 +697,7 @@ def parse_seed_page(path: Path, text: str | None = None) -> SeedPage:
             continue
         if block.kind == "detachment":
             fluff, rule = (body[0], body[1:]) if len(body) > 1 else ("", body)
-            rule_text = "\n".join(rule)
+            rule_text = "\n".join(_unglue_sentences(r) for r in rule)
             data = {"detachment": block.meta["detachment"], "fluff": fluff, "rule": rule_text}
             text = (f"*{fluff}*\n\n" if fluff else "") + rule_text
             if empty_table:
@@ -730,6 +738,8 @@ def parse_seed_page(path: Path, text: str | None = None) -> SeedPage:
 
     # The datasheet, its weapons and its own abilities
     sheet["notes"] = _dedupe(notes)
+    if not sheet["profiles"]:
+        sheet["incomplete"] = "profiles"  # linked to a datasheet with profiles when one is loaded
     sheet_text = _datasheet_text(sheet)
     unit_entry = Entry(make_id(edition, "datasheet", "seed." + slug(faction), unit), "datasheet", unit, edition,
                        faction, source, sheet_text, sheet)
