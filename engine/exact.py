@@ -153,6 +153,8 @@ def compound(counts: np.ndarray, kernel: np.ndarray) -> np.ndarray:
     cmax = counts.size - 1
     if kernel.ndim == 1:
         power = dice.convolve_power(kernel, cmin)
+        if cmin == cmax:  # a fixed number of attack dice
+            return power * counts[cmax]
         out = np.zeros(cmax * (kernel.size - 1) + 1)
         for c in range(cmin, cmax + 1):
             if counts[c]:
