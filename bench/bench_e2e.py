@@ -14,6 +14,7 @@ Targets (issue 6): /rule p99 < 50 ms; a typical /sim with its plot p99 < 500 ms;
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -77,6 +78,7 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=200, help="round trips per fast command")
     parser.add_argument("--sim-n", type=int, default=40, help="round trips of /sim")
     parser.add_argument("--no-import", action="store_true", help="skip importing the shared datasets")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder (catalog, DB, bot log)")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="bench-e2e-"))
@@ -160,6 +162,8 @@ def main() -> int:
     finally:
         bot.stop()
         fake.stop()
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
     return 0
 
 
