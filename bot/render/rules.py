@@ -171,6 +171,20 @@ def _chunks(lines: list[str], limit: int = EMBED_FIELD_VALUE_MAX) -> list[str]:
     return out
 
 
+EMBED_TOTAL_BUDGET = 5800  # Discord refuses embeds over 6000 characters in total
+
+
+def _add_field(embed: discord.Embed, name: str, value: str) -> bool:
+    """Add a field if the embed stays within Discord's total size; say so once when it would not."""
+    if len(embed) + len(name) + len(value) > EMBED_TOTAL_BUDGET or len(embed.fields) >= 24:
+        if not any(f.name == "More" for f in embed.fields):
+            embed.add_field(name="More", value="This datasheet is longer than one message; the rest is left out.",
+                            inline=False)
+        return False
+    embed.add_field(name=name, value=value, inline=False)
+    return True
+
+
 def datasheet_embed(entry: Entry, *, complete: Entry | None = None) -> discord.Embed:
     data = entry.data
     embed = discord.Embed(title=truncate(entry.name, 256), colour=COLOUR_RULES)
@@ -179,13 +193,11 @@ def datasheet_embed(entry: Entry, *, complete: Entry | None = None) -> discord.E
     description = profile_table(data.get("profiles") or []) if data.get("profiles") else \
         "*This source prints no profile table for this unit.*"
     embed.description = description
-    fields = 0
+    embed.set_footer(text=_footer(entry, 0, 1))
     for kind, title in (("ranged", "Ranged weapons"), ("melee", "Melee weapons")):
         lines = [weapon_lines(w) for w in data.get("weapons") or [] if w.get("type") == kind]
         for i, chunk in enumerate(_chunks(lines)):
-            if fields < 20:
-                embed.add_field(name=title if i == 0 else f"{title} (cont.)", value=chunk, inline=False)
-                fields += 1
+            _add_field(embed, title if i == 0 else f"{title} (cont.)", chunk)
     ability_lines = []
     for a in data.get("abilities") or []:
         if a.get("text"):
@@ -193,9 +205,7 @@ def datasheet_embed(entry: Entry, *, complete: Entry | None = None) -> discord.E
         else:
             ability_lines.append(f"**{escape(a['name'])}** ({a.get('type') or 'ability'})")
     for i, chunk in enumerate(_chunks(ability_lines)):
-        if fields < 22:
-            embed.add_field(name="Abilities" if i == 0 else "Abilities (cont.)", value=chunk, inline=False)
-            fields += 1
+        _add_field(embed, "Abilities" if i == 0 else "Abilities (cont.)", chunk)
     unit = []
     if data.get("composition"):
         unit.append("; ".join(data["composition"]))
@@ -205,16 +215,14 @@ def datasheet_embed(entry: Entry, *, complete: Entry | None = None) -> discord.E
     if data.get("leader"):
         unit.append(str(data["leader"]))
     if unit:
-        embed.add_field(name="Unit", value=truncate("\n".join(unit), EMBED_FIELD_VALUE_MAX), inline=False)
+        _add_field(embed, "Unit", truncate("\n".join(unit), EMBED_FIELD_VALUE_MAX))
     keywords = ", ".join(data.get("keywords") or [])
     factions = ", ".join(data.get("faction_keywords") or [])
     if keywords or factions:
-        embed.add_field(name="Keywords", value=truncate(keywords + (f"\nFaction: {factions}" if factions else ""),
-                                                        EMBED_FIELD_VALUE_MAX), inline=False)
+        _add_field(embed, "Keywords", truncate(keywords + (f"\nFaction: {factions}" if factions else ""),
+                                               EMBED_FIELD_VALUE_MAX))
     if complete is not None:
-        embed.add_field(name="More complete source", value=truncate(f"{complete.name} ({complete.source})", 1024),
-                        inline=False)
-    embed.set_footer(text=_footer(entry, 0, 1))
+        _add_field(embed, "More complete source", truncate(f"{complete.name} ({complete.source})", 1024))
     return embed
 
 
