@@ -7,6 +7,7 @@ evolve their tables independently inside one file.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,10 +26,22 @@ def connect(path: Path | str, *, check_same_thread: bool = False) -> sqlite3.Con
                            timeout=BUSY_TIMEOUT_MS / 1000)
     conn.row_factory = sqlite3.Row
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    conn.execute("PRAGMA journal_mode = WAL")
+    _enable_wal(conn)
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
     return conn
+
+
+def _enable_wal(conn: sqlite3.Connection) -> None:
+    """Switch to WAL; two processes creating the same new file can briefly see SQLITE_BUSY here."""
+    for attempt in range(50):
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or attempt == 49:
+                raise
+            time.sleep(0.05)
 
 
 def apply_migrations(conn: sqlite3.Connection, namespace: str, migrations: Sequence[str]) -> int:

@@ -8,6 +8,8 @@ shared state database at the same time.
 
 from __future__ import annotations
 
+import json
+
 import sys
 import time
 from pathlib import Path
@@ -53,8 +55,12 @@ def test_two_shard_processes_share_the_work_and_the_database(tmp_path: Path, e2e
             data = fake.build_command_data("game start", {"opponent": 222, "faction": "Orks",
                                                           "opponent_faction": "Necrons"}, guild_id=guild.id)
             records.append((shard, fake.send_interaction(fake.interaction_payload(2, data, user_id=111, guild_id=guild.id))))
-        for _, record in records:
+        for shard, record in records:
             fake.wait_answered(record)
+            answer = json.dumps(record.callback.data if record.callback else None)
+            assert "Battle round 1" in answer, (f"shard {shard} could not start its game: {answer}",
+                                                dump_on_failure(bots[shard]))
+
         def alice_cp(channel_id: int) -> int:
             exported = export_game(db, e2e_data_dir, channel_id)
             return next(p["cp"] for p in exported["players"] if p["user_id"] == 111)
