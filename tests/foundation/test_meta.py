@@ -45,9 +45,17 @@ async def test_every_command_and_option_is_described(console):
                 assert param.description and param.description != "…", f"{command.qualified_name} {param.name}"
 
 
+def readme_commands() -> set[str]:
+    """The README's command table: rows that start with the command in backticks, options after it."""
+    return set(re.findall(r"^\| `/([a-z0-9_-]+(?: [a-z0-9_-]+)?)[` ]", README.read_text(encoding="utf-8"), re.M))
+
+
 async def test_every_command_is_in_the_readme(console):
-    # The README's command table: rows that start with the command in backticks, options after it.
-    rows = re.findall(r"^\| `/([a-z0-9_-]+(?: [a-z0-9_-]+)?)[` ]", README.read_text(encoding="utf-8"), re.M)
-    documented = set(rows)
+    documented = readme_commands()
     missing = [c.qualified_name for c in leaf_commands(console.tree) if c.qualified_name not in documented]
     assert missing == [], f"commands missing from the README command list: {missing}"
+
+
+async def test_the_readme_lists_no_command_that_does_not_exist(console):
+    existing = {c.qualified_name for c in leaf_commands(console.tree)}
+    assert readme_commands() - existing == set()
