@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Literal
@@ -80,9 +81,50 @@ def _channel(interaction: discord.Interaction) -> int:
 
 
 async def reply(interaction: discord.Interaction, result: Result) -> None:
-    """Changes are public so both players see them; mentions are never resolved."""
+    """Changes are public so both players see them; mentions are never resolved. The board follows."""
     embed = render.result_embed(result.state, result.game_id, result.outcome.message, warnings=result.outcome.warnings)
     await interaction.response.send_message(embed=embed, allowed_mentions=NO_MENTIONS)
+    await live_boards(interaction).refresh(_channel(interaction), result)
+
+
+class LiveBoards:
+    """The newest board message of each channel, so that a change made by any command updates it in place.
+
+    A board is edited through the interaction that posted it (or last pressed one of its buttons): that
+    interaction's token lets the bot edit the message for 15 minutes, with no channel permission needed.
+    Older boards keep their Refresh button. Kept in memory: after a restart, the next `/game status` or
+    button press makes a board live again.
+    """
+
+    TOKEN_LIFETIME_S = 14 * 60
+
+    def __init__(self) -> None:
+        self._boards: dict[int, tuple[discord.Interaction, float]] = {}
+
+    def remember(self, channel_id: int, interaction: discord.Interaction) -> None:
+        self._boards[channel_id] = (interaction, time.monotonic())
+
+    async def refresh(self, channel_id: int, result: Result) -> None:
+        board = self._boards.get(channel_id)
+        if board is None:
+            return
+        interaction, since = board
+        if time.monotonic() - since > self.TOKEN_LIFETIME_S:
+            del self._boards[channel_id]
+            return
+        try:
+            await interaction.edit_original_response(embed=render.board_embed(result.state, result.game_id),
+                                                     view=board_view(channel_id, over=result.state.over),
+                                                     allowed_mentions=NO_MENTIONS)
+        except discord.HTTPException as error:  # deleted board or expired token: stop following it
+            log.info("board no longer editable", extra={"channel_id": channel_id, "error": str(error)})
+            self._boards.pop(channel_id, None)
+
+
+def live_boards(interaction: discord.Interaction) -> LiveBoards:
+    cog = interaction.client.get_cog("Game")
+    assert isinstance(cog, Game)
+    return cog.boards
 
 
 def catalog_or_none(interaction: discord.Interaction) -> Any:
@@ -181,6 +223,7 @@ class BoardButton(discord.ui.DynamicItem[discord.ui.Button], template=r"game:(?P
                 await interaction.response.edit_message(embed=render.board_embed(found[1], found[0]),
                                                         view=board_view(self.channel_id, over=found[1].over),
                                                         allowed_mentions=NO_MENTIONS)
+                live_boards(interaction).remember(self.channel_id, interaction)
                 return
             if self.action == "undo":
                 result = await asyncio.to_thread(store.undo, self.channel_id, user)
@@ -198,6 +241,7 @@ class BoardButton(discord.ui.DynamicItem[discord.ui.Button], template=r"game:(?P
         embed = render.board_embed(result.state, result.game_id, note=escape(result.outcome.message))
         await interaction.response.edit_message(embed=embed, view=board_view(self.channel_id, over=result.state.over),
                                                 allowed_mentions=NO_MENTIONS)
+        live_boards(interaction).remember(self.channel_id, interaction)
 
 
 def board_view(channel_id: int, *, over: bool = False) -> discord.ui.View:
@@ -216,6 +260,7 @@ EditionChoice = Literal["10e", "11e"]
 class Game(commands.GroupCog, group_name="game", group_description="Track a battle in this channel: clock, CP, VP, statuses."):
     def __init__(self, bot: commands.Bot) -> None:
         self.bot = bot
+        self.boards = LiveBoards()
 
     @app_commands.command(name="start", description="Start a game here: round 1, your Command phase.")
     @app_commands.describe(opponent="Who you are playing against", edition="Rules edition (default: the server's)",
@@ -236,6 +281,7 @@ class Game(commands.GroupCog, group_name="game", group_description="Track a batt
         embed = render.board_embed(result.state, result.game_id, note="The game begins.")
         await interaction.response.send_message(embed=embed, view=board_view(_channel(interaction)),
                                                 allowed_mentions=NO_MENTIONS)
+        self.boards.remember(_channel(interaction), interaction)
 
     @app_commands.command(name="status", description="Show the board: clock, CP, VP and unit statuses, with buttons.")
     async def status(self, interaction: discord.Interaction) -> None:
@@ -243,6 +289,7 @@ class Game(commands.GroupCog, group_name="game", group_description="Track a batt
         embed = render.board_embed(state, game_id)
         await interaction.response.send_message(embed=embed, view=board_view(_channel(interaction), over=state.over),
                                                 allowed_mentions=NO_MENTIONS)
+        self.boards.remember(_channel(interaction), interaction)
 
     @app_commands.command(name="next", description="Advance to the next phase (either player).")
     async def next(self, interaction: discord.Interaction) -> None:

@@ -9,7 +9,6 @@ shared state database at the same time.
 from __future__ import annotations
 
 import json
-
 import sys
 import time
 from pathlib import Path

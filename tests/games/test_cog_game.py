@@ -63,7 +63,7 @@ async def play(console: ConsoleSession, script: list[Step], *, restart_every: in
         if line.startswith(":"):
             continue
         assert replies, line
-        reply = replies[-1]
+        reply = replies[0]  # the answer; a live board's edit may follow it
         if pattern is None:
             assert not reply.ephemeral, f"{line!r} was refused: {reply.text()}"
         else:
@@ -288,6 +288,24 @@ async def test_board_buttons_survive_restart(console: ConsoleSession, real_catal
     assert replies[-1].kind == "update" and "**6 VP**" in replies[-1].text()
 
 
+async def test_board_follows_every_change_in_place(console: ConsoleSession, fake_catalog: FakeCatalog) -> None:
+    (board,) = await console.send("/game start opponent:222 faction:Orks opponent_faction:Necrons edition:11e")
+    replies = await console.send("/cp spend amount:1")
+    assert [r.kind for r in replies] == ["response", "edit"]
+    edit = replies[1]
+    assert edit.message_id == board.message_id and "**0 CP**" in edit.text()
+    assert {c["custom_id"] for c in edit.components} >= {f"game:next:{CH}", f"game:undo:{CH}"}
+    # A newer board takes over; pressing its buttons keeps it live.
+    (newer,) = await console.send("/game status")
+    await console.click(f"game:next:{CH}", user=222)
+    replies = await console.send("/vp add amount:3", user=222)
+    assert replies[-1].kind == "edit" and replies[-1].message_id == newer.message_id
+    assert "**3 VP**" in replies[-1].text() and "Movement phase" in replies[-1].text()
+    # Refusals change nothing, so they edit nothing.
+    replies = await console.send("/cp spend amount:9")
+    assert [r.kind for r in replies] == ["response"] and replies[0].ephemeral
+
+
 async def test_refusals(console: ConsoleSession, real_catalog: None) -> None:
     await console.send("/game start opponent:222 faction:Orks opponent_faction:Necrons")
     cases = [
@@ -300,25 +318,25 @@ async def test_refusals(console: ConsoleSession, real_catalog: None) -> None:
         (111, "/cp spend amount:5", "Not enough CP"),
     ]
     for user, line, pattern in cases:
-        reply = (await console.send(line, user=user))[-1]
+        reply = (await console.send(line, user=user))[0]
         assert reply.ephemeral and re.search(pattern, reply.text()), (line, reply.text())
     # the players of another channel's game cannot touch this one
     await console.send(":channel 2002")
     await console.send("/game start opponent:555 faction:Orks opponent_faction:Necrons", user=444)
     await console.send(":channel 1001")
     for line in ("/game next", "/cp gain amount:1", "/game undo"):
-        reply = (await console.send(line, user=444))[-1]
+        reply = (await console.send(line, user=444))[0]
         assert reply.ephemeral and "Only the players" in reply.text()
     assert len(export(console)["log"]) == 1
     # a member with Manage Channel may end it
     console.set_permissions(333, "manage_channels")
-    reply = (await console.send("/game end abandon:true", user=333))[-1]
+    reply = (await console.send("/game end abandon:true", user=333))[0]
     assert not reply.ephemeral
     assert export(console)["status"] == "abandoned"
 
 
 async def test_bad_input(console: ConsoleSession, real_catalog: None) -> None:
-    reply = (await console.send("/cp gain amount:1"))[-1]
+    reply = (await console.send("/cp gain amount:1"))[0]
     assert reply.ephemeral and "no game" in reply.text()
     await console.send("/game start opponent:222 faction:Orks opponent_faction:Necrons edition:11e")
     for line, pattern in [
@@ -335,11 +353,11 @@ async def test_bad_input(console: ConsoleSession, real_catalog: None) -> None:
         ("/riled add unit:Boyz until:forever", r"doesn't fit|Unknown|choose"),
         ("/game start opponent:222 faction:Orks opponent_faction:Necrons", "already has a game"),
     ]:
-        reply = (await console.send(line))[-1]
+        reply = (await console.send(line))[0]
         assert reply.ephemeral and re.search(pattern, reply.text()), (line, reply.text())
     assert len(export(console)["log"]) == 1
     await console.send("/game end")
-    reply = (await console.send("/game next"))[-1]
+    reply = (await console.send("/game next"))[0]
     assert reply.ephemeral and "no game" in reply.text()
 
 
@@ -348,9 +366,9 @@ HOSTILE = "**@everyone** <@123456789012345678> __x__ `y` [link](https://evil.inv
 
 async def test_hostile_names_are_escaped(console: ConsoleSession, real_catalog: None) -> None:
     await console.send(":name @everyone **boss**")
-    reply = (await console.send("/game start opponent:222 faction:**@everyone** <@222> opponent_faction:Orks"))[-1]
+    reply = (await console.send("/game start opponent:222 faction:**@everyone** <@222> opponent_faction:Orks"))[0]
     assert not reply.ephemeral, reply.text()
-    reply = (await console.send(f"/judgement add unit:{HOSTILE}"))[-1]
+    reply = (await console.send(f"/judgement add unit:{HOSTILE}"))[0]
     assert not reply.ephemeral, reply.text()
     texts = [r.text() for r in await console.send("/game status")]
     texts += [r.text() for r in await console.send("/game log")]
@@ -382,7 +400,7 @@ async def test_autocomplete_fake_catalog(console: ConsoleSession, fake_catalog: 
     assert choices and choices[0]["value"] == "11e:stratagem:fake:heroic-intervention"
     assert len(choices) <= 25
     replies = await console.send("/strat use name:11e:stratagem:fake:heroic-intervention unit:Boyz force:true")
-    assert "Heroic Intervention on Boyz for 1CP" in replies[-1].text()
+    assert "Heroic Intervention on Boyz for 1CP" in replies[0].text()
     await console.send("/judgement add unit:Warriors", user=222)  # tokens on Alice's Warriors
     choices = await console.autocomplete("/judgement add unit:war", "unit", user=222)
     assert choices[0] == {"name": "Warriors", "value": "Warriors"}
@@ -398,20 +416,20 @@ async def test_stratagems_from_the_real_catalog(console: ConsoleSession, real_ca
     choices = await console.autocomplete("/strat use name:heroic interv", "name")
     assert 0 < len(choices) <= 25
     value = next(c["value"] for c in choices if c["name"].startswith("Heroic Intervention"))
-    reply = (await console.send(f"/strat use name:{value} unit:Boyz extra:true"))[-1]
+    reply = (await console.send(f"/strat use name:{value} unit:Boyz extra:true"))[0]
     assert reply.ephemeral and "used in your opponent's Charge phase" in reply.text()  # WHEN, from the catalog
     for _ in range(8):  # to Bob's Charge phase
         await console.send("/game next")
-    reply = (await console.send(f"/strat use name:{value} unit:Boyz extra:true"))[-1]
+    reply = (await console.send(f"/strat use name:{value} unit:Boyz extra:true"))[0]
     assert not reply.ephemeral and "for 2CP (6 → 4)" in reply.text()
     uses = export(console)["stratagems_used"]
     assert uses[0]["entry_id"] == value and uses[0]["cp"] == 2
     await console.send("/game next")
     await console.send("/game next")  # Alice's Command phase, round 2: 5CP
-    reply = (await console.send("/strat use name:Insane Bravery unit:Nobz"))[-1]
+    reply = (await console.send("/strat use name:Insane Bravery unit:Nobz"))[0]
     assert "for 1CP (5 → 4)" in reply.text()
     await console.send("/game next")
-    reply = (await console.send("/strat use name:Insane Bravery unit:Grots force:true"))[-1]
+    reply = (await console.send("/strat use name:Insane Bravery unit:Grots force:true"))[0]
     assert reply.ephemeral and "once per battle" in reply.text()
 
 
@@ -420,7 +438,7 @@ async def test_10e_insane_bravery_prefers_the_core_stratagem(console: ConsoleSes
     await console.send("/strat use name:Insane Bravery unit:Warriors")
     use = export(console)["stratagems_used"][0]
     assert use["entry_id"] == "10e:stratagem:seed.core:insane-bravery"
-    reply = (await console.send("/strat use name:Insane Bravery unit:Warriors force:true"))[-1]
+    reply = (await console.send("/strat use name:Insane Bravery unit:Warriors force:true"))[0]
     assert reply.ephemeral and "once per battle" in reply.text()
 
 
