@@ -41,3 +41,27 @@ def printed_keyword(raw: str) -> str:
     raw = " ".join(raw.split()).strip(" ,.[]")
     parsed = _parse_sequence(raw)
     return parsed[0] if parsed and len(parsed) == 1 else raw.upper()
+
+
+def weapon_line(w: dict) -> str:
+    """One weapon profile as a line of the searchable text, the same for every source."""
+    rng = "Melee" if w["range"] == "melee" else f'{w["range"]}"'
+    skill = "N/A" if w["skill"] is None else f'{w["skill"]}+'
+    kw = f" [{', '.join(w['keywords'])}]" if w["keywords"] else ""
+    return f"**{w['name']}**{kw} — {rng} A{w['A']} {'WS' if w['type'] == 'melee' else 'BS'}{skill} " \
+           f"S{w['S']} AP{w['AP']} D{w['D']}"
+
+
+def sheet_text(sheet: dict, *, composition: bool = False) -> str:
+    """A datasheet's `data` flattened into the entry text that full-text search indexes."""
+    parts = [f"**{p['name']}** — M {p['M']} T {p['T']} Sv {p['Sv']}+ W {p['W']} Ld {p['Ld']}+ OC {p['OC']}"
+             + (f" InSv {p['InSv']}+" if p.get("InSv") else "") for p in sheet["profiles"]]
+    parts.extend(weapon_line(w) for w in sheet["weapons"])
+    for a in sheet["abilities"]:
+        detail = f": {a['text']}" if a["text"] else (f" ({a['type']})" if a.get("type") else "")
+        parts.append(f"**{a['name']}**{detail}")
+    if composition and sheet.get("composition"):
+        parts.append("Composition: " + "; ".join(sheet["composition"]))
+    if sheet["keywords"]:
+        parts.append("Keywords: " + ", ".join(sheet["keywords"]))
+    return "\n".join(parts)

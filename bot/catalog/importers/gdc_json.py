@@ -12,7 +12,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from bot.catalog.importers.common import MAX_JSON_BYTES, line_of, printed_keyword, read_text
+from bot.catalog.importers.common import (
+    MAX_JSON_BYTES,
+    line_of,
+    printed_keyword,
+    read_text,
+    sheet_text,
+    weapon_line,
+)
 from bot.catalog.markdown import html_to_markdown
 from bot.catalog.model import CatalogImportError, Entry, make_id, slug
 
@@ -246,10 +253,10 @@ def _faction(doc: dict, path: Path, text: str) -> tuple[list[Entry], str]:
         eid = make_id(edition, "datasheet", scope, ds["name"])
         if eid in entries:
             eid = make_id(edition, "datasheet", scope, f"{ds['name']} {ds.get('id', i)}")
-        add(Entry(eid, "datasheet", ds["name"].strip(), edition, faction, source, _sheet_text(sheet), sheet))
+        add(Entry(eid, "datasheet", ds["name"].strip(), edition, faction, source, sheet_text(sheet), sheet))
     for base, profiles in weapons.items():
         add(Entry(make_id(edition, "weapon", scope, base), "weapon", base, edition, faction, source,
-                  "\n".join(_weapon_line(p) for p in profiles),
+                  "\n".join(weapon_line(p) for p in profiles),
                   {"profiles": profiles, "datasheets": sorted(set(weapon_users[base]))}))
     return list(entries.values()), faction
 
@@ -325,19 +332,5 @@ def _datasheet(ds: dict, path: Path, where: int | None) -> dict:
     }
 
 
-def _weapon_line(w: dict) -> str:
-    rng = "Melee" if w["range"] == "melee" else f'{w["range"]}"'
-    skill = "N/A" if w["skill"] is None else f'{w["skill"]}+'
-    kw = f" [{', '.join(w['keywords'])}]" if w["keywords"] else ""
-    return f"**{w['name']}**{kw} — {rng} A{w['A']} {'WS' if w['type'] == 'melee' else 'BS'}{skill} " \
-           f"S{w['S']} AP{w['AP']} D{w['D']}"
 
 
-def _sheet_text(sheet: dict) -> str:
-    parts = [f"**{p['name']}** — M {p['M']} T {p['T']} Sv {p['Sv']}+ W {p['W']} Ld {p['Ld']}+ OC {p['OC']}"
-             + (f" InSv {p['InSv']}+" if p.get("InSv") else "") for p in sheet["profiles"]]
-    parts.extend(_weapon_line(w) for w in sheet["weapons"])
-    parts.extend(f"**{a['name']}**" + (f": {a['text']}" if a["text"] else "") for a in sheet["abilities"])
-    if sheet["keywords"]:
-        parts.append("Keywords: " + ", ".join(sheet["keywords"]))
-    return "\n".join(parts)

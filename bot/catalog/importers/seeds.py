@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bot.catalog.importers.common import sheet_text, weapon_line
 from bot.catalog.keywords import split_name_keywords
 from bot.catalog.model import CatalogImportError, Entry, make_id, slug
 from bot.catalog.normalize import normalize
@@ -740,15 +741,15 @@ def parse_seed_page(path: Path, text: str | None = None) -> SeedPage:
     sheet["notes"] = _dedupe(notes)
     if not sheet["profiles"]:
         sheet["incomplete"] = "profiles"  # linked to a datasheet with profiles when one is loaded
-    sheet_text = _datasheet_text(sheet)
+    text = sheet_text(sheet, composition=True)
     unit_entry = Entry(make_id(edition, "datasheet", "seed." + slug(faction), unit), "datasheet", unit, edition,
-                       faction, source, sheet_text, sheet)
+                       faction, source, text, sheet)
     add(unit_entry)
     by_weapon: dict[str, list[dict]] = {}
     for w in sheet["weapons"]:
         by_weapon.setdefault(w.get("weapon") or w["name"], []).append(w)
     for wname, profiles in by_weapon.items():
-        text = "\n".join(_weapon_line(p) for p in profiles)
+        text = "\n".join(weapon_line(p) for p in profiles)
         add(Entry(make_id(edition, "weapon", "seed." + slug(faction), wname), "weapon", wname, edition, faction,
                   source, text, {"profiles": profiles, "datasheets": [unit]}))
     for ability in sheet_abilities:
@@ -787,28 +788,8 @@ def _merge(old: Entry, new: Entry) -> Entry:
     return Entry(old.id, old.kind, old.name, old.edition, old.faction, source, "\n\n".join(paragraphs), data)
 
 
-def _weapon_line(w: dict) -> str:
-    rng = "Melee" if w["range"] == "melee" else f'{w["range"]}"'
-    skill = "N/A" if w["skill"] is None else f'{w["skill"]}+'
-    kw = f" [{', '.join(w['keywords'])}]" if w["keywords"] else ""
-    return f"**{w['name']}**{kw} — {rng} A{w['A']} {'WS' if w['type'] == 'melee' else 'BS'}{skill} " \
-           f"S{w['S']} AP{w['AP']} D{w['D']}"
 
 
-def _datasheet_text(sheet: dict) -> str:
-    parts = []
-    for p in sheet["profiles"]:
-        inv = f" InSv {p['InSv']}+" if p.get("InSv") else ""
-        parts.append(f"**{p['name']}** — M {p['M']} T {p['T']} Sv {p['Sv']}+ W {p['W']} Ld {p['Ld']}+ "
-                     f"OC {p['OC']}{inv}")
-    parts.extend(_weapon_line(w) for w in sheet["weapons"])
-    for a in sheet["abilities"]:
-        parts.append(f"**{a['name']}**" + (f": {a['text']}" if a["text"] else f" ({a['type']})"))
-    if sheet["composition"]:
-        parts.append("Composition: " + "; ".join(sheet["composition"]))
-    if sheet["keywords"]:
-        parts.append("Keywords: " + ", ".join(sheet["keywords"]))
-    return "\n".join(parts)
 
 
 def load_seed_dir(folder: Path) -> tuple[list[Entry], dict[str, str], list[Path]]:

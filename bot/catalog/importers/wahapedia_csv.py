@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from bot.catalog.importers.common import MAX_CSV_BYTES, printed_keyword, read_text
+from bot.catalog.importers.common import MAX_CSV_BYTES, printed_keyword, read_text, sheet_text, weapon_line
 from bot.catalog.importers.seeds import title_case
 from bot.catalog.markdown import html_to_markdown
 from bot.catalog.model import CatalogImportError, Entry, make_id, slug
@@ -224,12 +224,12 @@ def _entries(t: dict[str, list[dict]], edition: str, source: str, folder: Path) 
         if eid in used_ids:
             eid = make_id(edition, "datasheet", scope, f"{sheet['name']} {sid}")
         used_ids.add(eid)
-        add(Entry(eid, "datasheet", sheet["name"], edition, faction, source, _sheet_text(data), data),
+        add(Entry(eid, "datasheet", sheet["name"], edition, faction, source, sheet_text(data), data),
             "Datasheets.csv", sheet)
 
     for (fid, wname), profiles in weapons.items():
         add(Entry(make_id(edition, "weapon", f"wahapedia.{slug(fid or 'x')}", wname), "weapon", wname, edition,
-                  faction_of(fid), source, "\n".join(_weapon_line(p) for p in profiles),
+                  faction_of(fid), source, "\n".join(weapon_line(p) for p in profiles),
                   {"profiles": profiles, "datasheets": sorted(weapon_users[(fid, wname)])}), "Datasheets_wargear.csv")
 
     for s in t.get("Stratagems.csv", []):
@@ -290,19 +290,5 @@ def _fields(text: str) -> dict[str, str]:
     return fields
 
 
-def _weapon_line(w: dict) -> str:
-    rng = "Melee" if w["range"] == "melee" else f'{w["range"]}"'
-    skill = "N/A" if w["skill"] is None else f'{w["skill"]}+'
-    kw = f" [{', '.join(w['keywords'])}]" if w["keywords"] else ""
-    return f"**{w['name']}**{kw} — {rng} A{w['A']} {'WS' if w['type'] == 'melee' else 'BS'}{skill} " \
-           f"S{w['S']} AP{w['AP']} D{w['D']}"
 
 
-def _sheet_text(data: dict) -> str:
-    parts = [f"**{p['name']}** — M {p['M']} T {p['T']} Sv {p['Sv']}+ W {p['W']} Ld {p['Ld']}+ OC {p['OC']}"
-             + (f" InSv {p['InSv']}+" if p.get("InSv") else "") for p in data["profiles"]]
-    parts.extend(_weapon_line(w) for w in data["weapons"])
-    parts.extend(f"**{a['name']}**" + (f": {a['text']}" if a["text"] else "") for a in data["abilities"])
-    if data["keywords"]:
-        parts.append("Keywords: " + ", ".join(data["keywords"]))
-    return "\n".join(parts)

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from bot.catalog.importers.common import sheet_text, weapon_line
 from bot.catalog.importers.seeds import title_case
 from bot.catalog.model import CatalogImportError, Entry, make_id, slug
 
@@ -190,14 +191,14 @@ def load(overrides_path: Path) -> tuple[list[Entry], str]:
         if (u.get("transport_capacity") or {}).get("capacity"):
             data["transport"] = f"Transport capacity {u['transport_capacity']['capacity']}"
         eid = make_id(edition, "datasheet", f"wh40kdc.{u['faction_id']}", u["id"])
-        text = _sheet_text(data)
+        text = sheet_text(data)
         entries[eid] = Entry(eid, "datasheet", u["name"], edition, faction, source, text, data)
 
     for key, profiles in weapons.items():
         faction_id, wid = key
         faction = faction_names.get(faction_id, faction_id) if faction_id else None
         eid = make_id(weapon_edition[key], "weapon", f"wh40kdc.{faction_id or 'any'}", wid)
-        text = "\n".join(_weapon_line(p) for p in profiles)
+        text = "\n".join(weapon_line(p) for p in profiles)
         entries[eid] = Entry(eid, "weapon", weapon_names[key], weapon_edition[key], faction, source, text,
                              {"profiles": profiles, "datasheets": sorted(set(users.get(key, [])))})
 
@@ -232,22 +233,8 @@ def load(overrides_path: Path) -> tuple[list[Entry], str]:
     return list(entries.values()), source
 
 
-def _weapon_line(w: dict) -> str:
-    rng = "Melee" if w["range"] == "melee" else f'{w["range"]}"'
-    skill = "N/A" if w["skill"] is None else f'{w["skill"]}+'
-    kw = f" [{', '.join(w['keywords'])}]" if w["keywords"] else ""
-    return f"**{w['name']}**{kw} — {rng} A{w['A']} {'WS' if w['type'] == 'melee' else 'BS'}{skill} " \
-           f"S{w['S']} AP{w['AP']} D{w['D']}"
 
 
-def _sheet_text(data: dict) -> str:
-    parts = [f"**{p['name']}** — M {p['M']} T {p['T']} Sv {p['Sv']}+ W {p['W']} Ld {p['Ld']}+ OC {p['OC']}"
-             + (f" InSv {p['InSv']}+" if p.get("InSv") else "") for p in data["profiles"]]
-    parts.extend(_weapon_line(w) for w in data["weapons"])
-    parts.extend(f"**{a['name']}**" + (f": {a['text']}" if a["text"] else "") for a in data["abilities"])
-    if data["keywords"]:
-        parts.append("Keywords: " + ", ".join(data["keywords"]))
-    return "\n".join(parts)
 
 
 def _notes(ability: dict) -> str:
