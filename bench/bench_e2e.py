@@ -29,7 +29,7 @@ from tests.fakediscord import FakeDiscord, InteractionRecord  # noqa: E402
 RULE_P99_MS = 50.0
 SIM_P99_MS = 500.0
 RSS_MB = 300.0
-DATASETS = Path("/work/shared/datasets")
+DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"  # ../shared next to the repo
 RULE_QUERIES = ["lethal hits", "sustained hits", "devastating wounds", "command re-roll", "stompa", "grimnyr",
                 "heavy intercessor", "leth hits", "fire overwatch", "insane bravery", "deep strike", "lone operative",
                 "anti-infantry", "battle-shock", "feel no pain", "waaagh", "judgement tokens", "precision"]

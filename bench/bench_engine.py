@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from engine import simulate  # noqa: E402
 from engine.profiles import KNOWN  # noqa: E402
 
-SEED_GLOB = "/work/shared/seeds/001_*.txt"
+SEED_GLOB = str(Path(__file__).resolve().parents[1] / "data" / "seeds" / "001_*.txt")  # the Stompa page, as shipped
 REPEATS = 25
 
 

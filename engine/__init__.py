@@ -1,6 +1,6 @@
 """Cogitator's combat engine: exact damage distributions for 10th and 11th edition (pure numpy).
 
-Public API (contract 1 of /work/shared/DESIGN.md):
+Public API (contract 1 of shared/DESIGN.md):
     simulate(request: dict) -> dict     # raises RequestError(message, field) for invalid input
     validate(request: dict) -> Request  # the checks alone, without the size limits
     prepare(request: dict)              # validation + size limits, before any heavy work

@@ -1,4 +1,4 @@
-"""`python -m engine [FILE|-]`: contract 1 of /work/shared/DESIGN.md.
+"""`python -m engine [FILE|-]`: contract 1 of shared/DESIGN.md.
 
 Reads one JSON request (or a list of them) from FILE or standard input and prints the result JSON
 (a list for a list). Exit 0 on success; on invalid input exit 2 and print

@@ -1,4 +1,4 @@
-"""`simulate(request) -> result`: contract 1 of /work/shared/DESIGN.md.
+"""`simulate(request) -> result`: contract 1 of shared/DESIGN.md.
 
 Order of work: validate (engine.request) -> resolve each weapon group under the edition
 (engine.rules) -> refuse anything beyond engine.limits (before any heavy computation) -> run the exact

@@ -1,6 +1,6 @@
 """Everything that differs between 10th and 11th edition, in one place, each rule citing its text.
 
-Sources: 10e = the Leagues of Votann Grimnyr seed page (`data/seeds`, `/work/shared/seeds/000_*.txt`),
+Sources: 10e = the Leagues of Votann Grimnyr seed page (`data/seeds`, `shared/seeds/000_*.txt`),
 which carries the 10e core rules for hit/wound/save rolls, re-rolls, Benefit of Cover, BLAST,
 SUSTAINED HITS, LETHAL HITS, DEVASTATING WOUNDS, HAZARDOUS and PRECISION. 11e = the Orks Stompa seed
 (`001_*.txt`) and the complete 11e core rules (`gdc-11e/core_rules.json`, rule numbers below).

@@ -2,7 +2,7 @@
 
 Strict on purpose: unknown fields, strings where numbers go, booleans where numbers go, impossible
 characteristics (T=0, Sv 1+, A=-1, "D7", "999D6") and sizes beyond engine.limits are all refused here,
-before any computation. Defaults follow contract 1 in /work/shared/DESIGN.md.
+before any computation. Defaults follow contract 1 in shared/DESIGN.md.
 """
 
 from __future__ import annotations
