@@ -55,6 +55,10 @@ def _fail(error: OpsError) -> int:
 def _path_arg(text: str) -> Path:
     if not text.strip() or "\x00" in text:
         raise argparse.ArgumentTypeError("expected a file path")
+    try:  # a name the file system cannot spell (e.g. a lone surrogate) is refused here, not mid-backup
+        os.fsencode(text)
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError("the path has characters the file system cannot store") from None
     return Path(text).expanduser()
 
 
