@@ -8,12 +8,19 @@ Imported datasets (Wahapedia, game-datacards) are kept across rebuilds.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Iterator
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: there, concurrent first builds are not serialised
+    fcntl = None  # type: ignore[assignment]
 
 from bot.catalog.importers import seeds as seed_importer
 from bot.catalog.model import KINDS, CatalogImportError, Entry, Hit, Resolution
@@ -32,7 +39,7 @@ from bot.guild_settings import CURRENT_EDITION
 
 log = logging.getLogger(__name__)
 
-BUILDER_VERSION = "9"  # bump when an importer's output changes, so existing catalogs rebuild
+BUILDER_VERSION = "10"  # bump when an importer's output changes, so existing catalogs rebuild
 CATALOG_FILE = "catalog.sqlite"
 RECENT_AUTOCOMPLETE = 2048  # cached autocomplete answers (cleared whenever the catalog changes)
 
@@ -233,19 +240,34 @@ def build_base(store: CatalogStore, data_root: Path = DATA_ROOT) -> dict[str, in
     return {"seeds": len(entries), "wh40kdc": len(wh_entries)}
 
 
+@contextlib.contextmanager
+def _build_lock(path: Path) -> Iterator[None]:
+    """Serialise catalog creation and rebuilds across processes (shards start together)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "a") as handle:
+        if fcntl is not None:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            if fcntl is not None:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def open_catalog(settings: Settings, *, data_root: Path = DATA_ROOT, rebuild: bool = False) -> Catalog:
     """Open (building or rebuilding first when needed) the catalog under `settings.data_dir`."""
     path = Path(settings.data_dir) / CATALOG_FILE
-    store = CatalogStore(path)
-    try:
-        fp = fingerprint(data_root)
-        if rebuild or store.meta("fingerprint") != fp:
-            build_base(store, data_root)
-            store.set_meta("fingerprint", fp)
-        return Catalog(store, data_root)
-    except BaseException:
-        store.close()
-        raise
+    with _build_lock(path):
+        store = CatalogStore(path)
+        try:
+            fp = fingerprint(data_root)
+            if rebuild or store.meta("fingerprint") != fp:
+                build_base(store, data_root)
+                store.set_meta("fingerprint", fp)
+            return Catalog(store, data_root)
+        except BaseException:
+            store.close()
+            raise
 
 
 __all__ = ["Catalog", "CatalogImportError", "open_catalog", "build_base", "fingerprint"]
