@@ -29,14 +29,27 @@ def version() -> str:
         return "development"
 
 
-def command_lines(tree: app_commands.CommandTree) -> list[str]:
-    """One line per invocable command, read from the tree itself so /help never goes stale."""
-    lines = []
+# /help headings by the cog module a command lives in; a module not listed gets "Other".
+SECTIONS = {
+    "cogs.rules": "Rules lookups",
+    "cogs.settings": "Rules lookups",
+    "cogs.sim": "Combat simulation",
+    "cogs.game": "Game tracking",
+    "cogs.game_resources": "Game tracking",
+    "cogs.meta": "About",
+}
+SECTION_ORDER = ("Rules lookups", "Combat simulation", "Game tracking", "About", "Other")
+
+
+def command_sections(tree: app_commands.CommandTree) -> dict[str, list[str]]:
+    """One line per invocable command, grouped by feature, read from the tree so /help never goes stale."""
+    sections: dict[str, list[str]] = {name: [] for name in SECTION_ORDER}
     for command in sorted(tree.walk_commands(), key=lambda c: c.qualified_name):
         if isinstance(command, app_commands.Group):
             continue
-        lines.append(f"`/{command.qualified_name}` — {command.description}")
-    return lines
+        section = SECTIONS.get(command.module or "", "Other")
+        sections[section].append(f"`/{command.qualified_name}` — {command.description}")
+    return {name: lines for name, lines in sections.items() if lines}
 
 
 class Meta(commands.Cog):
@@ -46,16 +59,15 @@ class Meta(commands.Cog):
     @app_commands.command(name="help", description="List every command with one line on what it does.")
     async def help(self, interaction: discord.Interaction) -> None:
         embed = discord.Embed(title="Cogitator commands", colour=COLOUR_META)
-        chunk: list[str] = []
-        size = 0
-        for line in command_lines(self.bot.tree):
-            if size + len(line) + 1 > 1000:
-                embed.add_field(name="\u200b" if embed.fields else "Commands", value="\n".join(chunk), inline=False)
-                chunk, size = [], 0
-            chunk.append(line)
-            size += len(line) + 1
-        if chunk:
-            embed.add_field(name="\u200b" if embed.fields else "Commands", value="\n".join(chunk), inline=False)
+        for section, lines in command_sections(self.bot.tree).items():
+            # A field holds 1,024 characters: long sections continue in untitled fields.
+            name, chunk = section, ""
+            for line in lines:
+                if chunk and len(chunk) + len(line) + 1 > 1024:
+                    embed.add_field(name=name, value=chunk, inline=False)
+                    name, chunk = "\u200b", ""
+                chunk = f"{chunk}\n{line}" if chunk else line
+            embed.add_field(name=name, value=chunk, inline=False)
         embed.set_footer(text=f"Cogitator {version()} · /about for data sources and credits")
         await interaction.response.send_message(embed=embed, ephemeral=True, allowed_mentions=NO_MENTIONS)
 

@@ -59,3 +59,12 @@ async def test_every_command_is_in_the_readme(console):
 async def test_the_readme_lists_no_command_that_does_not_exist(console):
     existing = {c.qualified_name for c in leaf_commands(console.tree)}
     assert readme_commands() - existing == set()
+
+
+async def test_help_groups_every_command_under_a_feature(console):
+    from cogs.meta import command_sections
+
+    sections = command_sections(console.tree)
+    assert "Other" not in sections, f"add these cogs to cogs.meta.SECTIONS: {sections.get('Other')}"
+    (reply,) = await console.send("/help")
+    assert [f["name"] for f in reply.embeds[0]["fields"] if f["name"] != "\u200b"] == list(sections)
