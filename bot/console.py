@@ -108,7 +108,9 @@ def _flatten_components(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
             if c.get("label") is not None:
                 item["label"] = c["label"]
             if c.get("options"):
-                item["options"] = [{"label": o.get("label"), "value": o.get("value")} for o in c["options"]]
+                item["options"] = [{"label": o.get("label"), "value": o.get("value"),
+                                    **({"description": o["description"]} if o.get("description") else {})}
+                                   for o in c["options"]]
             if c.get("url"):
                 item["url"] = c["url"]
             item["disabled"] = bool(c.get("disabled", False))
@@ -640,8 +642,10 @@ def render_human(reply: Reply) -> str:
         lines.append(f"  📎 {name} ({len(reply.file_data.get(name, b''))} bytes)")
     for c in reply.components:
         if c["type"] == "select":
-            opts = " | ".join(f"{o['label']}" for o in c.get("options", []))
-            lines.append(f"  [select {c['custom_id']}] {opts}")
+            lines.append(f"  [select {c['custom_id']}]")
+            for o in c.get("options", []):
+                detail = f" — {o['description']}" if o.get("description") else ""
+                lines.append(f"    ◦ {o['label']}{detail}  →  {o['value']}")
         else:
             state = " (disabled)" if c.get("disabled") else ""
             lines.append(f"  [button {c['custom_id']}] {c.get('label') or ''}{state}")

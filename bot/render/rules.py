@@ -28,8 +28,18 @@ KIND_LABELS = {"datasheet": "Datasheet", "weapon": "Weapon", "ability": "Ability
 def hit_label(hit: Hit, *, limit: int = 100) -> str:
     """One line for autocomplete and pickers: name, edition and what it is (faction when it has one)."""
     what = KIND_LABELS.get(hit.kind, hit.kind)
-    extra = f" · {hit.faction}" if hit.faction else ""
+    group = hit.faction or (_stratagem_group(hit.id) if hit.kind == "stratagem" else None)
+    extra = f" · {group}" if group else ""
     return truncate(f"{hit.name} · {hit.edition} · {what}{extra}", limit)
+
+
+def _stratagem_group(entry_id: str) -> str | None:
+    """'Core' or 'Boarding Actions' from an id like `10e:stratagem:seed.boarding-actions:insane-bravery`,
+    so same-named stratagems of different sets can be told apart in a picker."""
+    parts = entry_id.split(":")
+    if len(parts) < 4 or "." not in parts[2]:
+        return None
+    return parts[2].split(".", 1)[1].replace("-", " ").title()
 
 
 def paginate(text: str, size: int = PAGE_CHARS) -> list[str]:
