@@ -162,7 +162,13 @@ def weapon_lines(w: dict) -> str:
     label = "WS" if w.get("type") == "melee" else "BS"
     kw = f" [{', '.join(w['keywords'])}]" if w.get("keywords") else ""
     return (f"**{escape(str(w.get('name', '')))}**{escape(kw)}\n"
-            f"`{rng:>5} A{w.get('A')} {label}{skill} S{w.get('S')} AP{w.get('AP')} D{w.get('D')}`")
+            f"`{rng:>5} {_stat('A', w.get('A'))} {label}{skill} S{w.get('S')} AP{w.get('AP')} {_stat('D', w.get('D'))}`")
+
+
+def _stat(label: str, value: object) -> str:
+    """`A3`, but `A 3D6+3` and `D D6+2`: a dice value glued to its label would misread."""
+    text = str(value)
+    return f"{label} {text}" if "D" in text.upper() else f"{label}{text}"
 
 
 def _chunks(lines: list[str], limit: int = EMBED_FIELD_VALUE_MAX) -> list[str]:

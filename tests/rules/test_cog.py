@@ -86,7 +86,7 @@ async def test_datasheet_tables_fit_a_phone(console: ConsoleSession) -> None:
     assert all(len(line) <= 36 for line in table.splitlines())
     fields = {f["name"]: f["value"] for f in embed["fields"]}
     assert "Ancestral Wrath – focused witchfire** [HAZARDOUS, PSYCHIC]" in fields["Ranged weapons"]
-    assert '`  24" A6 BS2+ S6 AP-2 DD3`' in fields["Ranged weapons"]
+    assert '`  24" A6 BS2+ S6 AP-2 D D3`' in fields["Ranged weapons"]
     assert "Melee" in fields["Melee weapons"]
     assert "Points: 3 models: 65" in fields["Unit"]
     assert "PSYKER" in fields["Keywords"]
