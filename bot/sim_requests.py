@@ -12,9 +12,10 @@ profiles. The judgement calls, each recorded in docs/rules-notes.md (Simulation 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from bot.catalog.model import Entry
 from bot.errors import UserError
 
 ALL_RANGED = "*ranged"
@@ -287,3 +288,13 @@ def build_request(
         "target": target,
         "context": options.context(),
     }
+
+
+def with_profiles(entry: Entry, complete: Entry | None) -> Entry:
+    """A datasheet whose source prints no profile table (the Stompa seed page) borrows the profiles of the
+    complete datasheet the catalog links it to, and keeps its own weapons and keywords (the seed is the spec)."""
+    if entry.data.get("profiles") or complete is None or not complete.data.get("profiles"):
+        return entry
+    data = {**complete.data, **{k: v for k, v in entry.data.items() if v and k != "incomplete"}}
+    data["profiles"] = complete.data["profiles"]
+    return replace(entry, source=f"{entry.source} + {complete.source} (profiles)", data=data)

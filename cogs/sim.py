@@ -35,6 +35,7 @@ from bot.sim_requests import (
     engine_weapon,
     select_weapons,
     weapon_kind,
+    with_profiles,
 )
 
 log = logging.getLogger("cogitator.sim")
@@ -102,6 +103,12 @@ class Sim(commands.Cog):
             return chosen
         return self.services.guild_settings.edition(interaction.guild_id)
 
+    def _complete(self, entry: Any, option: str) -> Any:
+        """A target needs a profile table; an attacker needs only its weapons."""
+        if option != "target":
+            return entry
+        return with_profiles(entry, self.services.catalog.complete_text_for(entry.id))
+
     def _datasheet(self, value: str, edition: str, option: str) -> Any:
         """An autocomplete id, or a typed name resolved confidently; otherwise a UserError with candidates."""
         text = (value or "").strip()
@@ -110,14 +117,14 @@ class Sim(commands.Cog):
         catalog = self.services.catalog
         entry = catalog.get(text) if ":datasheet:" in text else None
         if entry is not None and entry.kind == "datasheet":
-            return entry
+            return self._complete(entry, option)
         resolution = catalog.resolve(text, kind="datasheet", edition=edition)
         if resolution.best is not None and resolution.confident:
-            return resolution.best
+            return self._complete(resolution.best, option)
         # Not in this edition's data: a datasheet of the other edition is still worth simulating (noted).
         anywhere = catalog.resolve(text, kind="datasheet", prefer_edition=edition)
         if anywhere.best is not None and anywhere.confident:
-            return anywhere.best
+            return self._complete(anywhere.best, option)
         resolution = resolution if resolution.candidates else anywhere
         names = ", ".join(escape(hit.name) for hit in resolution.candidates[:5])
         hint = f" Did you mean: {names}?" if names else " Pick one from the list as you type."
@@ -218,6 +225,9 @@ class Sim(commands.Cog):
             list(attacker_data.get("weapons") or []), weapon, single_model=single_model
         )
         count = models if models is not None else int(attacker_data.get("models_min") or 1)
+        if models is None and count > 1 and len(attacker_data.get("profiles") or []) > 1:
+            notes.append(f"fired from {count} models (the unit's minimum size), but its model types may carry "
+                         "different weapons: set models: to the number that carry it")
         volley = [{"models": count, "weapon": engine_weapon(w)} for w in weapons]
         target_profile, _profile_name, target_notes = datasheet_target(
             target_entry.data or {}, models=target_models, fnp=fnp

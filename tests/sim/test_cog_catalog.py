@@ -85,7 +85,6 @@ async def test_one_weapon_with_models_and_options(console: ConsoleSession) -> No
         ("/sim unit attacker:Boyz target:Intercessor Squad", "`weapon:`"),
         ("/sim unit attacker:Boyz weapon:lascannon target:Intercessor Squad", "no weapon"),
         (f"/sim unit attacker:{STOMPA} weapon:Supa-gatler target:Boyz", "several weapons"),
-        (f"/sim unit attacker:Boyz weapon:Shoota target:{STOMPA}", "no model profile"),
     ],
 )
 async def test_bad_choices_get_ephemeral_errors(console: ConsoleSession, line: str, field_words: str) -> None:
@@ -105,3 +104,22 @@ async def test_wounds_lost_finishes_a_damaged_model_first(console: ConsoleSessio
     assert "one model already down 1 W" in damaged_reply.embeds[0]["description"]
     [error] = await console.send(base + " wounds_lost:2")
     assert error.ephemeral and "`wounds_lost`" in error.embeds[0]["description"]
+
+
+async def test_a_target_without_a_profile_table_borrows_the_linked_datasheets(console: ConsoleSession) -> None:
+    """The Stompa seed page prints no M/T/Sv/W table; the catalog links it to the wh40kdc Stompa."""
+    replies = await console.send(f"/sim unit attacker:Boyz weapon:Shoota target:{STOMPA}")
+    assert [r.kind for r in replies] == ["defer", "followup"]
+    text = replies[-1].text()
+    assert "T 14" in text and "W 30" in text
+    assert "wh40kdc 1.4.5 (profiles)" in replies[-1].embeds[0]["footer"]
+
+
+async def test_mixed_model_types_warn_that_models_may_need_setting(console: ConsoleSession) -> None:
+    replies = await console.send("/sim unit attacker:10e:datasheet:seed.leagues-of-votann:grimnyr "
+                                 "weapon:Autoch-pattern bolter target:Boyz")
+    assert "set models:" in replies[-1].text()
+    replies = await console.send("/sim unit attacker:10e:datasheet:seed.leagues-of-votann:grimnyr "
+                                 "weapon:Autoch-pattern bolter models:2 target:Boyz")
+    assert "set models:" not in replies[-1].text()
+    assert "2 × Autoch-pattern bolter" in replies[-1].text()
