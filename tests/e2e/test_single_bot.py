@@ -329,3 +329,7 @@ def test_zz_nothing_the_bot_sent_was_rejected_or_could_ping(single: Single) -> N
     errors = [(line.get("command"), line.get("msg"), str(line.get("traceback_text") or line.get("traceback"))[-1500:])
               for line in bot.logs() if line.get("level") in ("error", "critical")]
     assert errors == [], "\n".join(map(str, errors))
+    # The token was in the bot's environment and in every REST call it made; it is in none of its log lines.
+    log = bot.log_path.read_text(errors="replace")
+    assert log.strip() and fake.token not in log
+    assert fake.token.split(".")[-1] not in log  # not even the secret part
