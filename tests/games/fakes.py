@@ -7,39 +7,9 @@ without the cost of opening the real catalog.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from rapidfuzz import fuzz, process
 
-
-@dataclass(frozen=True)
-class Entry:
-    id: str
-    kind: str
-    name: str
-    edition: str
-    faction: str | None
-    source: str
-    text: str
-    data: dict = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Hit:
-    id: str
-    kind: str
-    name: str
-    edition: str
-    source: str
-    score: float
-    faction: str | None = None
-
-
-@dataclass(frozen=True)
-class Resolution:
-    best: Entry | None
-    confident: bool
-    candidates: list[Hit]
+from bot.catalog.model import Entry, Hit, Resolution
 
 
 def strat(edition: str, name: str, cp: int, *, restrictions: str = "", target: str = "", effect: str = "",
