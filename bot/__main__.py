@@ -88,7 +88,22 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         _quiet_console_logs()
         return asyncio.run(run_console(settings, as_json=False, user=None, channel=None, guild=None,
                                        stdin=sys.stdin, stdout=sys.stdout, banner=OFFLINE_BANNER))
-    return asyncio.run(_run_bot(settings, getattr(args, "shard_ids", None), getattr(args, "shard_count", None)))
+    import aiohttp
+    import discord
+
+    try:
+        return asyncio.run(_run_bot(settings, getattr(args, "shard_ids", None), getattr(args, "shard_count", None)))
+    except discord.LoginFailure:
+        print("cogitator: Discord rejected DISCORD_TOKEN; reset it in the Developer Portal (Bot → Reset Token)",
+              file=sys.stderr)
+        return 2
+    except discord.PrivilegedIntentsRequired:
+        print("cogitator: Discord asks for a privileged intent this bot does not use; check the Bot page",
+              file=sys.stderr)
+        return 2
+    except (aiohttp.ClientError, OSError, discord.GatewayNotFound) as error:
+        print(f"cogitator: cannot reach Discord: {error}", file=sys.stderr)
+        return 1
 
 
 async def _warm_catalog(bot) -> None:  # noqa: ANN001 - CogitatorBot, imported lazily
