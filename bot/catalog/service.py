@@ -191,6 +191,10 @@ class Catalog:
         if question or not hits or scores[0] < 70:
             words = fts_words(query)
             rows = self.store.full_text(words, limit=max(2 * limit, 20)) if words else []
+            readings = [text for text, _ in index.variants(normalize(query))]
+            if not rows and len(readings) > 1:
+                # An abbreviation no text spells ("fnp"): search for what it stands for ("feel no pain").
+                rows = self.store.full_text(fts_words(readings[1]), limit=max(2 * limit, 20))
             for idx, score in index.fulltext_scores(rows, question=question, kind_hint=kind_hint(query)).items():
                 if score > rec_scores.get(idx, -1.0):
                     rec_scores[idx] = score

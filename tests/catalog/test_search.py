@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -9,7 +11,8 @@ from hypothesis import strategies as st
 from bot.catalog.keywords import split_name_keywords
 from bot.catalog.model import KINDS
 from bot.catalog.normalize import compact, normalize, rule_number
-from bot.catalog.service import Catalog
+from bot.catalog.service import Catalog, open_catalog
+from tests.catalog.conftest import settings_for
 
 
 @pytest.mark.parametrize("raw, expected", [
@@ -153,3 +156,15 @@ def test_get_unknown_ids(full_catalog: Catalog) -> None:
     assert full_catalog.get("x" * 10_000) is None
     entry = full_catalog.get(full_catalog.search("stompa", kind="datasheet")[0].id)
     assert entry is not None and entry.kind == "datasheet" and entry.data["weapons"]
+
+
+def test_an_abbreviation_no_name_matches_searches_the_text_for_its_meaning(base_dir: Path) -> None:
+    """The base catalog has no Feel No Pain rule; "fnp" still finds what grants or has Feel No Pain."""
+    catalog = open_catalog(settings_for(base_dir))
+    try:
+        hits = catalog.search("fnp", limit=5)
+        assert hits, "fnp found nothing"
+        for hit in hits:
+            assert "feel no pain" in catalog.get(hit.id).text.lower()
+    finally:
+        catalog.close()
