@@ -1,35 +1,28 @@
 # Two commands for a newcomer: `make run` and `make test`. Everything installs into ./.venv.
+# The steps live in dev.py, so `python3 dev.py run|test` does the same on a machine without make.
 PYTHON ?= python3
-VENV   := .venv
-PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed-stamp
 
 .PHONY: install run console test lint bench clean
 
-$(STAMP): pyproject.toml constraints.txt
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev]'
-	touch $(STAMP)
-
-install: $(STAMP)
+install:
+	$(PYTHON) dev.py install
 
 ## Run the bot: connects to Discord when DISCORD_TOKEN is set, otherwise opens the offline console.
-run: $(STAMP)
-	$(PY) -m bot
+run:
+	$(PYTHON) dev.py run
 
-console: $(STAMP)
-	$(PY) -m bot console
+console:
+	$(PYTHON) dev.py console
 
 ## Run the whole test suite.
-test: $(STAMP)
-	$(PY) -m pytest
+test:
+	$(PYTHON) dev.py test
 
-lint: $(STAMP)
-	$(VENV)/bin/ruff check .
+lint:
+	$(PYTHON) dev.py lint
 
-bench: $(STAMP)
-	for b in bench/bench_*.py; do $(PY) $$b || exit 1; done
+bench:
+	$(PYTHON) dev.py bench
 
 clean:
-	rm -rf $(VENV) var
+	rm -rf .venv var
