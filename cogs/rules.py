@@ -76,6 +76,12 @@ def render_answer(catalog: Catalog, entry: Entry, page: int = 0) -> tuple[discor
             embed.add_field(name="Full text", value=truncate(
                 f"This source has only the metadata. The {other.edition} text is in "
                 f"{other.source}: ask again with `edition:{other.edition}`.", 1024), inline=False)
+    elif entry.data.get("incomplete") == "table" and complete is None:
+        other = _full_text_elsewhere(catalog, entry)
+        if other is not None:  # not this edition's text, so only a pointer to it
+            embed.add_field(name="Full table", value=truncate(
+                f"This page left the table empty. The {other.edition} version in {other.source} prints one: "
+                f"ask again with `edition:{other.edition}` (check it against your edition).", 1024), inline=False)
     return embed, answer_view(entry, page, catalog)
 
 
@@ -83,8 +89,11 @@ def _full_text_elsewhere(catalog: Catalog, entry: Entry) -> Entry | None:
     """The same-named entry with real text (usually the other edition), for metadata-only answers."""
     from bot.catalog.normalize import normalize
 
+    def loose(name: str) -> str:  # "Wound Rolls" (11e) is the same rule as "Wound Roll" (10e)
+        return " ".join(word.rstrip("s") for word in normalize(name).split())
+
     for hit in catalog.search(entry.name, kind=entry.kind, limit=8, prefer_edition=None):
-        if hit.id != entry.id and normalize(hit.name) == normalize(entry.name):
+        if hit.id != entry.id and loose(hit.name) == loose(entry.name):
             other = catalog.get(hit.id)
             if other is not None and not other.data.get("metadata_only") and not other.data.get("incomplete"):
                 return other

@@ -161,3 +161,13 @@ async def test_a_datasheet_without_profiles_links_to_a_full_one(console: Console
     full = only(await console.click(button["custom_id"]))
     assert full.embeds[0]["footer"].startswith("11th edition · wh40kdc")
     assert "30  6+ 12" in full.embeds[0]["description"]  # W 30, Ld 6+, OC 12
+
+
+async def test_an_empty_table_points_to_the_other_editions_complete_rule(full_console: ConsoleSession) -> None:
+    """The 10e seed's wound table is empty and no 10e source has it: point to the 11e rule, never copy it."""
+    (reply,) = await full_console.send("/rule query:wound roll edition:10e")
+    embed = reply.embeds[0]
+    assert embed["footer"].startswith("10th edition")
+    fields = {f["name"]: f["value"] for f in embed["fields"]}
+    assert "edition:11e" in fields["Full table"] and "game-datacards" in fields["Full table"]
+    assert "2+" not in (embed["description"] or "")  # nothing invented in the 10e text
