@@ -41,6 +41,13 @@ from bot.sim_requests import (
 log = logging.getLogger("cogitator.sim")
 
 CUSTOM_SOURCE = "Ad-hoc profiles"
+# Slash option name -> SimOptions field, for the options /sim unit and /sim custom share.
+SITUATION_OPTIONS = {
+    "method": "method", "half_range": "half_range", "stationary": "stationary", "charged": "charged",
+    "cover": "cover", "hit_mod": "hit_modifier", "wound_mod": "wound_modifier", "save_mod": "save_modifier",
+    "reroll_hits": "reroll_hits", "reroll_wounds": "reroll_wounds", "crit_hit": "critical_hit",
+    "crit_wound": "critical_wound",
+}
 AUTOCOMPLETE_MAX = 25
 PROFILE_MAX_CHARS = 1000
 
@@ -93,9 +100,13 @@ class Sim(commands.Cog):
         return self.bot.services  # type: ignore[attr-defined]
 
     # ------------------------------------------------------------------ shared helpers
-    def _options(self, interaction: discord.Interaction, **values: Any) -> SimOptions:
-        edition = values.pop("edition", None) or self.services.guild_settings.edition(interaction.guild_id)
-        return SimOptions(edition=edition, **values)
+    def _options(self, interaction: discord.Interaction) -> SimOptions:
+        """The situational options both subcommands declare, as typed; absent ones keep SimOptions' defaults
+        (which are the commands' defaults). Read from the namespace so the two commands don't repeat the mapping."""
+        typed = interaction.namespace
+        given = {field: getattr(typed, option) for option, field in SITUATION_OPTIONS.items()
+                 if getattr(typed, option, None) is not None}
+        return SimOptions(edition=self._edition_for_lookup(interaction), **given)
 
     def _edition_for_lookup(self, interaction: discord.Interaction) -> str:
         chosen = getattr(interaction.namespace, "edition", None)
@@ -201,22 +212,7 @@ class Sim(commands.Cog):
         edition: str | None = None,
         method: str = "exact",
     ) -> None:
-        options = self._options(
-            interaction,
-            edition=edition,
-            method=method,
-            half_range=half_range,
-            stationary=stationary,
-            charged=charged,
-            cover=cover,
-            hit_modifier=hit_mod,
-            wound_modifier=wound_mod,
-            save_modifier=save_mod,
-            reroll_hits=reroll_hits,
-            reroll_wounds=reroll_wounds,
-            critical_hit=crit_hit,
-            critical_wound=crit_wound,
-        )
+        options = self._options(interaction)
         attacker_entry = self._datasheet(attacker, options.edition, "attacker")
         target_entry = self._datasheet(target, options.edition, "target")
         attacker_data = attacker_entry.data or {}
@@ -355,22 +351,7 @@ class Sim(commands.Cog):
         edition: str | None = None,
         method: str = "exact",
     ) -> None:
-        options = self._options(
-            interaction,
-            edition=edition,
-            method=method,
-            half_range=half_range,
-            stationary=stationary,
-            charged=charged,
-            cover=cover,
-            hit_modifier=hit_mod,
-            wound_modifier=wound_mod,
-            save_modifier=save_mod,
-            reroll_hits=reroll_hits,
-            reroll_wounds=reroll_wounds,
-            critical_hit=crit_hit,
-            critical_wound=crit_wound,
-        )
+        options = self._options(interaction)
         attack = parse_attacker(attacker)
         defence = parse_target(target)
         request = build_request(attack.volley, defence.target, options, attacker_keywords=attack.keywords)
