@@ -8,6 +8,7 @@ with the file, the line (from the JSON decoder, or of the offending record) and 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,11 @@ from bot.catalog.markdown import html_to_markdown
 from bot.catalog.model import CatalogImportError, Entry, make_id, slug
 
 Batches = dict[str, tuple[str, str | None, list[Entry]]]
+log = logging.getLogger(__name__)
+
+
+class UnknownFileError(CatalogImportError):
+    """A JSON file that is no game-datacards file we read: refused alone, skipped with a warning in a folder."""
 
 
 def _en(value: Any) -> str:
@@ -48,8 +54,16 @@ def load_path(path: Path) -> Batches:
         raise CatalogImportError(str(path), None, "no .json files here")
     batches: Batches = {}
     for file in files:
-        name, batch = load_file(file)
+        try:
+            name, batch = load_file(file)
+        except UnknownFileError as exc:
+            if not path.is_dir():
+                raise
+            log.warning("game-datacards import: skipped %s (%s)", file.name, exc.reason)
+            continue
         batches[name] = batch
+    if not batches:
+        raise CatalogImportError(str(path), None, "no game-datacards faction or core rules file here")
     return batches
 
 
@@ -69,8 +83,8 @@ def load_file(path: Path) -> tuple[str, tuple[str, str | None, list[Entry]]]:
     if "datasheets" in doc or "stratagems" in doc:
         entries, faction = _faction(doc, path, text)
         return f"gdc:{slug(faction)}", (f"game-datacards {faction}", str(path), entries)
-    raise CatalogImportError(str(path), 1, "neither a core rules file ('sections') nor a faction file "
-                                           "('datasheets'/'stratagems')")
+    raise UnknownFileError(str(path), 1, "neither a core rules file ('sections') nor a faction file "
+                                         "('datasheets'/'stratagems')")
 
 
 # ---------------------------------------------------------------------------------------------
