@@ -18,8 +18,8 @@ sys.path.insert(0, str(ROOT))
 
 from bot.config import Settings  # noqa: E402
 from bot.console import ConsoleSession  # noqa: E402
-from bot.sim_profiles import parse_attacker, parse_target  # noqa: E402
-from bot.sim_requests import SimOptions, build_request  # noqa: E402
+from bot.sim.profiles import parse_attacker, parse_target  # noqa: E402
+from bot.sim.requests import SimOptions, build_request  # noqa: E402
 from engine import simulate  # noqa: E402
 from engine.plot import plot_models_killed  # noqa: E402
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from bot.catalog.service import Catalog
     from bot.games.store import GameStore
     from bot.guild_settings import GuildSettings
-    from bot.simulation import SimulationService
+    from bot.sim.service import SimulationService
 
 
 class Services:
@@ -43,7 +43,7 @@ class Services:
 
     @cached_property
     def simulation(self) -> SimulationService:
-        from bot.simulation import SimulationService
+        from bot.sim.service import SimulationService
 
         return SimulationService()
 

@@ -25,8 +25,8 @@ from discord.ext import commands
 from bot.errors import UserError
 from bot.render.common import NO_MENTIONS, escape, truncate
 from bot.render.sim import PLOT_FILENAME, SimDescription, sim_embed, target_line, weapon_line
-from bot.sim_profiles import parse_attacker, parse_target
-from bot.sim_requests import (
+from bot.sim.profiles import parse_attacker, parse_target
+from bot.sim.requests import (
     ALL_RANGED,
     SimOptions,
     build_request,

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.errors import UserError
-from bot.sim_profiles import parse_attacker, parse_dice, parse_target
+from bot.sim.profiles import parse_attacker, parse_dice, parse_target
 
 
 def weapon(text: str) -> dict:

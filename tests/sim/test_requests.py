@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.errors import UserError
-from bot.sim_requests import (
+from bot.sim.requests import (
     ALL_MELEE,
     ALL_RANGED,
     SimOptions,
