@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from bot.games.model import LAST_ROUND, MAX_JUDGEMENT, PHASES, GameState, Player, StratagemUse, Unit, turn_of
+from bot.games.model import LAST_ROUND, MAX_JUDGEMENT, PHASES, Clock, GameState, Player, StratagemUse, Unit
 
 Event = dict[str, Any]
 
@@ -20,7 +20,7 @@ def initial_state(event: Event) -> GameState:
     data = event["data"]
     players = [Player(user_id=p["user_id"], name=p["name"], faction=p["faction"], cp=data["starting_cp"])
                for p in data["players"]]
-    state = GameState(edition=data["edition"], players=players)
+    state = GameState(edition=data["edition"], players=players, mission=data.get("mission"))
     _enter_command_phase(state)
     return state
 
@@ -52,9 +52,13 @@ def apply(state: GameState, event: Event) -> GameState:
     """Apply one event in place and return the state."""
     kind, data = event["type"], event.get("data", {})
     handler = _HANDLERS.get(kind)
-    if handler is None:
+    if handler is not None:
+        handler(state, data)
+        return state
+    timed = _TIMED_HANDLERS.get(kind)
+    if timed is None:
         raise ValueError(f"unknown event type {kind!r}")
-    handler(state, data)
+    timed(state, data, float(event.get("ts") or 0.0))
     return state
 
 
@@ -78,7 +82,7 @@ def advance(state: GameState) -> None:
     if new_turn >= 2 * LAST_ROUND:
         state.over = True
         return
-    state.round, state.active = turn_of(new_turn)
+    state.round, state.active = state.whose_turn(new_turn)
     state.phase = "command"
     for unit in state.units:
         if unit.riled_until is not None and unit.riled_until <= new_turn:
@@ -100,8 +104,42 @@ def _enter_command_phase(state: GameState) -> None:
             unit.shocked = False
 
 
-def _next(state: GameState, data: dict[str, Any]) -> None:
+def _next(state: GameState, data: dict[str, Any], ts: float) -> None:
+    """Next phase; a following chess clock moves to the new active player (and stops when the battle is over)."""
     advance(state)
+    clock = state.clock
+    if clock is None or clock.stopped:
+        return
+    if state.over:
+        clock.settle(ts)
+        clock.since = None
+    elif clock.follow and clock.holder != state.active:
+        clock.settle(ts)
+        clock.holder = state.active
+
+
+def _clock_start(state: GameState, data: dict[str, Any], ts: float) -> None:
+    state.clock = Clock(budget_s=[float(b) for b in data["budget_s"]], holder=data["holder"], since=ts,
+                        follow=bool(data.get("follow", True)))
+
+
+def _clock_pause(state: GameState, data: dict[str, Any], ts: float) -> None:
+    clock = state.clock
+    assert clock is not None
+    clock.settle(ts)
+    clock.since = None
+
+
+def _clock_resume(state: GameState, data: dict[str, Any], ts: float) -> None:
+    assert state.clock is not None
+    state.clock.since = ts
+
+
+def _clock_pass(state: GameState, data: dict[str, Any], ts: float) -> None:
+    clock = state.clock
+    assert clock is not None
+    clock.settle(ts)
+    clock.holder = data["to"]
 
 
 def _cp(state: GameState, data: dict[str, Any]) -> None:
@@ -118,12 +156,89 @@ def _cp_set(state: GameState, data: dict[str, Any]) -> None:
     state.players[data["player"]].cp = data["value"]
 
 
+def _round_slot(state: GameState, data: dict[str, Any]) -> int:
+    """Index into the per-round VP lists: the event's round, else the round it was logged in."""
+    return min(LAST_ROUND, max(1, int(data.get("round") or state.round))) - 1
+
+
 def _vp(state: GameState, data: dict[str, Any]) -> None:
-    state.players[data["player"]].vp += data["delta"]
+    """/vp add: "other" VP (not primary, not a secondary card) in the current round."""
+    player = state.players[data["player"]]
+    player.vp += data["delta"]
+    player.vp_other[_round_slot(state, data)] += data["delta"]
 
 
 def _vp_set(state: GameState, data: dict[str, Any]) -> None:
-    state.players[data["player"]].vp = data["value"]
+    """/vp set corrects the total; the difference is booked as "other" VP of the current round."""
+    player = state.players[data["player"]]
+    player.vp_other[_round_slot(state, data)] += data["value"] - player.vp
+    player.vp = data["value"]
+
+
+def _vp_primary(state: GameState, data: dict[str, Any]) -> None:
+    player = state.players[data["player"]]
+    player.vp += data["amount"]
+    player.vp_primary[_round_slot(state, data)] += data["amount"]
+
+
+def _vp_secondary(state: GameState, data: dict[str, Any]) -> None:
+    """Secondary VP; with a card, that card scores it (a tactical card is then achieved and leaves the hand)."""
+    player = state.players[data["player"]]
+    slot = _round_slot(state, data)
+    player.vp += data["amount"]
+    player.vp_secondary[slot] += data["amount"]
+    ref = data.get("card")
+    if not ref:
+        return
+    card = held_card(state, data["player"], ref["card"])
+    if card is None:
+        card = _new_card(ref, slot + 1)
+        player.secondaries.append(card)
+    card["vp"] += data["amount"]
+    if card["mode"] == "tactical":
+        card["status"] = "achieved"
+        card["achieved_round"] = slot + 1
+
+
+def _secondary(state: GameState, data: dict[str, Any]) -> None:
+    """Draw a secondary card into the hand, or keep or discard one held."""
+    ref, action = data["card"], data["action"]
+    if action == "draw":
+        state.players[data["player"]].secondaries.append(_new_card(ref, state.round))
+        return
+    card = held_card(state, data["player"], ref["card"])
+    if card is not None:
+        card["status"] = {"discard": "discarded", "keep": "kept"}[action]
+
+
+def _new_card(ref: dict[str, Any], round_: int) -> dict[str, Any]:
+    return {"card": ref["card"], "name": ref["name"], "mode": ref.get("mode", "tactical"), "status": "drawn",
+            "round": round_, "vp": 0}
+
+
+def held_card(state: GameState, player: int, key: str) -> dict[str, Any] | None:
+    """The player's card `key` that is still in play (drawn or kept)."""
+    return next((c for c in state.players[player].secondaries
+                 if c["card"] == key and c["status"] in ACTIVE_CARD), None)
+
+
+ACTIVE_CARD = ("drawn", "kept")
+
+
+def _mission(state: GameState, data: dict[str, Any]) -> None:
+    state.mission = data.get("mission")
+
+
+def _rolloff(state: GameState, data: dict[str, Any]) -> None:
+    state.rolloff = {"rolls": [list(r) for r in data["rolls"]], "winner": data["winner"],
+                     "physical": bool(data.get("physical"))}
+
+
+def _first(state: GameState, data: dict[str, Any]) -> None:
+    """Who takes the first turn; only recorded during the first turn, which then becomes theirs."""
+    state.first = data["player"]
+    state.first_chosen = True
+    state.active = state.first
 
 
 def _strat(state: GameState, data: dict[str, Any]) -> None:
@@ -179,13 +294,24 @@ def _unit(state: GameState, data: dict[str, Any]) -> None:
     unit_for(state, data["unit"])
 
 
-def _end(state: GameState, data: dict[str, Any]) -> None:
+def _end(state: GameState, data: dict[str, Any], ts: float) -> None:
     state.ended = data.get("status", "finished")
+    if state.clock is not None:
+        state.clock.settle(ts)
+        state.clock.since = None
+        state.clock.stopped = True
 
 
 _HANDLERS = {
-    "next": _next, "cp": _cp, "cp_set": _cp_set, "vp": _vp, "vp_set": _vp_set, "strat": _strat,
+    "cp": _cp, "cp_set": _cp_set, "vp": _vp, "vp_set": _vp_set, "strat": _strat,
     "judgement": _judgement, "riled": _riled, "waaagh": _waaagh, "shock": _shock, "oathband": _oathband,
-    "destroyed": _destroyed, "unit": _unit, "end": _end,
+    "destroyed": _destroyed, "unit": _unit,
+    "mission": _mission, "rolloff": _rolloff, "first": _first, "vp_primary": _vp_primary,
+    "vp_secondary": _vp_secondary, "secondary": _secondary,
 }
-EVENT_TYPES = frozenset(_HANDLERS) | {"start", "undo"}
+# Events whose effect depends on when they happened (the chess clock): they receive the event's `ts`.
+_TIMED_HANDLERS = {
+    "next": _next, "end": _end, "clock_start": _clock_start, "clock_pause": _clock_pause,
+    "clock_resume": _clock_resume, "clock_pass": _clock_pass,
+}
+EVENT_TYPES = frozenset(_HANDLERS) | frozenset(_TIMED_HANDLERS) | {"start", "undo"}

@@ -40,6 +40,13 @@ class Player:
     once_used: list[str] = field(default_factory=list)
     # Turn index at whose start the army-wide Waaagh! ends, or None.
     waaagh_until: int | None = None
+    # VP by battle round (index 0 = round 1): mission primary, secondary cards, and everything else
+    # (/vp add, /vp set, battle-ready). `vp` is always their sum.
+    vp_primary: list[int] = field(default_factory=lambda: [0] * LAST_ROUND)
+    vp_secondary: list[int] = field(default_factory=lambda: [0] * LAST_ROUND)
+    vp_other: list[int] = field(default_factory=lambda: [0] * LAST_ROUND)
+    # Secondary mission cards this player drew, in draw order (see `Secondary`).
+    secondaries: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -72,6 +79,39 @@ class StratagemUse:
 
 
 @dataclass
+class Clock:
+    """The chess clock, derived from event timestamps only (no ticking task).
+
+    `used_s` is what each player has consumed up to `since`; while the clock runs, `holder` also
+    consumes `now - since`. Remaining time is `budget_s - used_s - (now - since)`, computed on read.
+    """
+
+    budget_s: list[float]
+    used_s: list[float] = field(default_factory=lambda: [0.0, 0.0])
+    holder: int = 0  # player index whose time runs (or would run, while paused)
+    since: float | None = None  # timestamp from which `holder` consumes time; None while paused or stopped
+    follow: bool = True  # /game next hands the clock to the active player
+    stopped: bool = False  # the game ended
+
+    @property
+    def running(self) -> bool:
+        return self.since is not None
+
+    def used(self, player: int, now: float) -> float:
+        extra = now - self.since if self.since is not None and player == self.holder else 0.0
+        return self.used_s[player] + max(0.0, extra)
+
+    def remaining(self, player: int, now: float) -> float:
+        return self.budget_s[player] - self.used(player, now)
+
+    def settle(self, ts: float) -> None:
+        """Charge the holder for the time since `since` (an event at `ts` is about to change the clock)."""
+        if self.since is not None:
+            self.used_s[self.holder] += max(0.0, ts - self.since)
+            self.since = ts
+
+
+@dataclass
 class GameState:
     edition: str
     players: list[Player]
@@ -85,10 +125,23 @@ class GameState:
     # the `strat` events of the log, so the snapshot stays small however long the game runs.
     strat_uses: list[StratagemUse] = field(default_factory=list)
     seq: int = 0  # last event applied
+    first: int = 0  # player index who takes the first turn of each battle round
+    first_chosen: bool = False  # decided by the roll-off winner (or recorded), not just the default
+    # The mission ({"id", "name", "edition", "deployment", "primary", "caps", "catalog"}), or None.
+    mission: dict[str, Any] | None = None
+    # The last roll-off: {"rolls": [[p0, p1], ...], "winner": index, "physical": bool}, or None.
+    rolloff: dict[str, Any] | None = None
+    clock: Clock | None = None
 
     @property
     def turn(self) -> int:
-        return turn_index(self.round, self.active)
+        """The battle's turn number (0, 1, 2, ...): the first player takes the even ones."""
+        return (self.round - 1) * 2 + (0 if self.active == self.first else 1)
+
+    def whose_turn(self, index: int) -> tuple[int, int]:
+        """(battle round, active player index) of a turn number."""
+        round_, position = turn_of(index)
+        return round_, position ^ self.first
 
     def player_index(self, user_id: int) -> int | None:
         for i, p in enumerate(self.players):
@@ -120,6 +173,15 @@ class GameState:
                            for p in self.players]
         data["units"] = [dict(u.__dict__) for u in self.units]
         data["strat_uses"] = [dict(s.__dict__) for s in self.strat_uses]
+        for p in data["players"]:
+            for key in ("vp_primary", "vp_secondary", "vp_other"):
+                p[key] = list(p[key])
+            p["secondaries"] = [dict(c) for c in p["secondaries"]]
+        data["mission"] = _copy(self.mission)
+        data["rolloff"] = _copy(self.rolloff)
+        if self.clock is not None:
+            c = self.clock
+            data["clock"] = {**c.__dict__, "budget_s": list(c.budget_s), "used_s": list(c.used_s)}
         return data
 
     @classmethod
@@ -128,7 +190,18 @@ class GameState:
         data["players"] = [Player(**p) for p in raw["players"]]
         data["units"] = [Unit(**u) for u in raw.get("units", [])]
         data["strat_uses"] = [StratagemUse(**s) for s in raw.get("strat_uses", [])]
+        if raw.get("clock") is not None:
+            data["clock"] = Clock(**raw["clock"])
         return cls(**data)
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy of small JSON-like data (dicts and lists of scalars), without `copy.deepcopy`'s cost."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
 
 
 def unit_key(name: str) -> str:

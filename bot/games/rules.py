@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.errors import UserError
-from bot.games.model import MAX_JUDGEMENT, PERMANENT, PHASES, GameState, Unit, normalise_name, turn_of
+from bot.games.model import MAX_JUDGEMENT, PERMANENT, PHASES, GameState, Unit, normalise_name
 
 EDITIONS = ("10e", "11e")
 MAX_CP = 99
@@ -216,7 +216,7 @@ def judgement_loss_check(unit: Unit, amount: int) -> None:
 def next_turn_of(state: GameState, owner: int) -> int:
     """The index of `owner`'s next turn after the current one."""
     t = state.turn + 1
-    while turn_of(t)[1] != owner:
+    while state.whose_turn(t)[1] != owner:
         t += 1
     return t
 

@@ -24,6 +24,7 @@ from bot.errors import UserError
 from bot.games import commands, events, rules
 from bot.games.commands import Outcome
 from bot.games.model import GameState
+from bot.games.summary import summarise
 
 MIGRATIONS = [
     """
@@ -88,8 +89,10 @@ class Result:
 class GameStore:
     """The game tracker's state service (`bot.services.games`)."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, now: Callable[[], float] = time.time) -> None:
         self.path = Path(path) if str(path) != ":memory:" else path
+        # Every event timestamp (and so the chess clock) comes from here; tests inject a fake clock.
+        self.now = now
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []
         self._guard = threading.Lock()
@@ -188,6 +191,16 @@ class GameStore:
         _mark_undone(log)
         return GameState.from_dict(json.loads(row["state"])), (log[-limit:] if limit else log)
 
+    def summary(self, channel_id: int) -> tuple[int, GameState, dict[str, Any]]:
+        """(game id, state, `bot.games.summary.summarise`) of the channel's newest game."""
+        row = self._latest_game(self._conn(), channel_id)
+        if row is None:
+            raise UserError(NO_GAME)
+        log = self.events(row["id"])
+        _mark_undone(log)
+        state = GameState.from_dict(json.loads(row["state"]))
+        return int(row["id"]), state, summarise(state, log, self.now())
+
     def history(self, channel_id: int, *, limit: int = 10) -> list[dict[str, Any]]:
         rows = self._conn().execute(
             "SELECT id, status, state, created_at, ended_at FROM games WHERE channel_id = ? AND status != 'active' "
@@ -196,8 +209,11 @@ class GameStore:
         return [{"game_id": r["id"], "status": r["status"], "created_at": r["created_at"], "ended_at": r["ended_at"],
                  "state": GameState.from_dict(json.loads(r["state"]))} for r in rows]
 
-    def export(self, channel_id: int) -> dict[str, Any] | None:
-        """Contract 4: the channel's game (the active one, else the last finished) as JSON-able data."""
+    def export(self, channel_id: int, *, now: float | None = None) -> dict[str, Any] | None:
+        """Contract 4: the channel's game (the active one, else the last finished) as JSON-able data.
+
+        Clock times are as of `now` (default: the store's clock), derived from the logged timestamps.
+        """
         row = self._latest_game(self._conn(), channel_id)
         if row is None:
             return None
@@ -221,6 +237,7 @@ class GameStore:
             "log": [{"seq": e["seq"], "ts": e["ts"], "user_id": e["actor_user"], "type": e["type"],
                      "summary": e["summary"], "forced": bool(e.get("forced")), "overrides": e.get("overrides", []),
                      "undone": e["undone"]} for e in log],
+            **mission_export(state, self.now() if now is None else now),
         }
 
     def verify(self, channel_id: int) -> bool:
@@ -232,13 +249,18 @@ class GameStore:
         log = self.events(row["id"])
         derived = events.fold(events.effective(log))
         derived.seq = log[-1]["seq"]
-        return derived.to_dict() == json.loads(row["state"])
+        # Through from_dict, so a snapshot written before a state field existed compares with its default.
+        return derived.to_dict() == GameState.from_dict(json.loads(row["state"])).to_dict()
 
     # ---- writing ---------------------------------------------------------------------------------
 
     def start(self, channel_id: int, guild_id: int | None, *, user_id: int, user_name: str, opponent_id: int,
-              opponent_name: str, edition: str, faction: str, opponent_faction: str, starting_cp: int = 0) -> Result:
-        """Round 1, the invoker's Command phase; both players have starting_cp and gain the Command-phase CP."""
+              opponent_name: str, edition: str, faction: str, opponent_faction: str, starting_cp: int = 0,
+              mission: dict[str, Any] | None = None) -> Result:
+        """Round 1, the invoker's Command phase; both players have starting_cp and gain the Command-phase CP.
+
+        `mission` is a record from `bot.games.missions.mission_record` (or None).
+        """
         rules.check_edition(edition)
         rules.check_amount(starting_cp, field="starting_cp", low=0, high=rules.MAX_STARTING_CP, what="starting_cp")
         if opponent_id == user_id:
@@ -249,8 +271,10 @@ class GameStore:
                     for f, k in ((faction, "faction"), (opponent_faction, "opponent_faction"))]
         summary = (f"{names[0]} ({factions[0]}) vs {names[1]} ({factions[1]}), {edition}; "
                    f"round 1, {names[0]}'s Command phase")
+        if mission:
+            summary += f"; mission: {mission['name']}"
         start = commands.event("start", 0, summary, {
-            "edition": edition, "starting_cp": starting_cp,
+            "edition": edition, "starting_cp": starting_cp, "mission": mission,
             "players": [{"user_id": uid, "name": n, "faction": f}
                         for uid, n, f in zip((user_id, opponent_id), names, factions, strict=True)],
         })
@@ -259,7 +283,7 @@ class GameStore:
                 raise UserError("This channel already has a game. Finish it with /game end first.")
             state = events.initial_state(start)
             state.seq = 1
-            now = time.time()
+            now = self.now()
             cur = conn.execute(
                 "INSERT INTO games (channel_id, guild_id, status, edition, created_at, last_seq, state, depth) "
                 "VALUES (?, ?, 'active', ?, ?, 1, ?, 1)",
@@ -277,10 +301,11 @@ class GameStore:
                 raise UserError(NO_GAME)
             state = GameState.from_dict(json.loads(row["state"]))
             outcome = command(state, *args, **kwargs)
-            game_id, seq, depth, now = int(row["id"]), int(row["last_seq"]), int(row["depth"]), time.time()
+            game_id, seq, depth, now = int(row["id"]), int(row["last_seq"]), int(row["depth"]), self.now()
             dumped = None
             for ev in outcome.events:
                 seq += 1
+                ev["ts"] = now
                 events.apply(state, ev)
                 state.seq = seq
                 actor = ev.get("actor")
@@ -317,7 +342,7 @@ class GameStore:
                 raise UserError("Nothing to undo: only the start of the game is left (use /game end to drop it).")
             target = _load_events(conn, game_id, [stack[-1]])[0]
             summary = f"Undo: {target['summary']}"
-            seq, now = int(row["last_seq"]) + 1, time.time()
+            seq, now = int(row["last_seq"]) + 1, self.now()
             ev = commands.event("undo", actor, summary, {"target_seq": target["seq"]})
             _insert_event(conn, game_id, seq, now, user_id, ev)
             keep = stack[:-1]
@@ -377,14 +402,45 @@ def _dump(value: Any) -> str:
 
 def _insert_event(conn: sqlite3.Connection, game_id: int, seq: int, ts: float, actor_user: int | None,
                   ev: dict[str, Any]) -> None:
+    body = {k: v for k, v in ev.items() if k != "ts"}  # the ts column is the one timestamp
     conn.execute("INSERT INTO game_events (game_id, seq, ts, actor_user, type, body) VALUES (?, ?, ?, ?, ?, ?)",
-                 (game_id, seq, ts, actor_user, ev["type"], _dump(ev)))
+                 (game_id, seq, ts, actor_user, ev["type"], _dump(body)))
 
 
 def _row_event(row: sqlite3.Row) -> dict[str, Any]:
     ev = json.loads(row["body"])
     ev["seq"], ev["ts"], ev["actor_user"] = row["seq"], row["ts"], row["actor_user"]
     return ev
+
+
+def mission_export(state: GameState, now: float) -> dict[str, Any]:
+    """Contract 4's mission-play keys: mission, first player, roll-off, VP by round, secondaries, clock."""
+    users = [p.user_id for p in state.players]
+    rolloff = None
+    if state.rolloff is not None:
+        rolloff = {"rolls": [dict(zip(map(str, users), r, strict=True)) for r in state.rolloff["rolls"]],
+                   "winner": users[state.rolloff["winner"]], "physical": state.rolloff["physical"]}
+    clock = None
+    if state.clock is not None:
+        c = state.clock
+        clock = {"running": c.running, "holder": users[c.holder], "follow": c.follow, "stopped": c.stopped,
+                 "budget_s": {str(u): c.budget_s[i] for i, u in enumerate(users)},
+                 "used_s": {str(u): round(c.used(i, now), 3) for i, u in enumerate(users)},
+                 "remaining_s": {str(u): round(c.remaining(i, now), 3) for i, u in enumerate(users)},
+                 "out_of_time": [u for i, u in enumerate(users) if c.remaining(i, now) <= 0]}
+    return {
+        "mission": dict(state.mission) if state.mission else None,
+        "first_player": users[state.first],
+        "first_player_chosen": state.first_chosen,
+        "rolloff": rolloff,
+        "vp_by_round": [{"round": r + 1, "player": users[i], "primary": p.vp_primary[r],
+                         "secondary": p.vp_secondary[r], "other": p.vp_other[r]}
+                        for r in range(state.round) for i, p in enumerate(state.players)],
+        "secondaries": [{"player": users[i], "card": c["card"], "name": c["name"], "mode": c["mode"],
+                         "status": c["status"], "round": c["round"], "vp": c["vp"]}
+                        for i, p in enumerate(state.players) for c in p.secondaries],
+        "clock": clock,
+    }
 
 
 def _strat_use(ev: dict[str, Any], users: list[int]) -> dict[str, Any]:

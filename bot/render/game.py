@@ -12,7 +12,7 @@ from typing import Any
 
 import discord
 
-from bot.games.model import LAST_ROUND, PERMANENT, PHASE_LABELS, GameState, Unit, turn_of
+from bot.games.model import LAST_ROUND, PERMANENT, PHASE_LABELS, GameState, Unit
 from bot.render.common import (
     COLOUR_ERROR,
     COLOUR_GAME,
@@ -41,7 +41,7 @@ def until_text(state: GameState, until: int | None) -> str:
         return ""
     if until >= PERMANENT:
         return "for the battle"
-    round_, active = turn_of(until)
+    round_, active = state.whose_turn(until)
     if round_ > LAST_ROUND:
         return "until the end of the battle"
     return f"until {escape(state.players[active].name, limit=40)}'s turn, round {round_}"

@@ -1,0 +1,44 @@
+"""The end-of-game summary: winner, VP by category and round, CP spent, stratagems, units lost, time used.
+
+Computed from the state and its log on demand (nothing extra is stored), so `/game end`, `/game score`
+and `/game history` always agree with the log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from bot.games.model import LAST_ROUND, GameState
+
+
+def summarise(state: GameState, log: Sequence[dict[str, Any]], now: float) -> dict[str, Any]:
+    """`log` is the game's events with their `undone` flags (as `GameStore.log` returns them)."""
+    live = [e for e in log if not e.get("undone") and e["type"] != "undo"]
+    cp_spent = [0, 0]
+    strats: list[list[str]] = [[], []]
+    for ev in live:
+        data = ev.get("data") or {}
+        if ev["type"] == "cp" and data.get("delta", 0) < 0:
+            cp_spent[data["player"]] -= data["delta"]
+        elif ev["type"] == "strat":
+            cp_spent[data["player"]] += data["cp"]
+            strats[data["player"]].append(data["name"])
+    vps = [p.vp for p in state.players]
+    winner = None if vps[0] == vps[1] else (0 if vps[0] > vps[1] else 1)
+    players = []
+    for i, p in enumerate(state.players):
+        players.append({
+            "user_id": p.user_id, "name": p.name, "faction": p.faction, "vp": p.vp,
+            "primary": sum(p.vp_primary), "secondary": sum(p.vp_secondary), "other": sum(p.vp_other),
+            "rounds": [[p.vp_primary[r], p.vp_secondary[r], p.vp_other[r]] for r in range(LAST_ROUND)],
+            "cp": p.cp, "cp_spent": cp_spent[i], "stratagems": strats[i],
+            "units_lost": [u.name for u in state.units_of(i) if u.destroyed],
+            "time_used_s": round(state.clock.used(i, now), 1) if state.clock else None,
+            "cards": [{"name": c["name"], "mode": c["mode"], "status": c["status"], "vp": c["vp"]}
+                      for c in p.secondaries],
+        })
+    start = log[0]["ts"] if log else now
+    finish = live[-1]["ts"] if state.ended and live else now
+    return {"winner": winner, "players": players, "mission": state.mission, "round": state.round,
+            "over": state.over, "ended": state.ended, "duration_s": round(max(0.0, finish - start), 1)}
