@@ -9,7 +9,9 @@ end-to-end tests (tests/e2e) start a local fake Discord (tests/fakediscord) and 
 
 They are read from the environment only (never from a file or a command), because redirecting the
 bot sends its token to that address. Plain http/ws is accepted only for a loopback host; anything
-else must be https/wss.
+else must be https/wss. The URL is read with yarl, the parser discord.py's HTTP client (aiohttp) uses
+itself: a second parser (urllib's `urlsplit`) reads `http://evil.com\\@127.0.0.1/` as a loopback host
+while the client would connect to evil.com. Credentials in the URL are refused outright.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+
+import yarl
 
 from bot.errors import ConfigError
 
@@ -56,15 +59,17 @@ def _check(name: str, raw: str, secure: str, plain: str) -> str:
     if any(ch.isspace() for ch in raw) or "\x00" in raw:
         raise ConfigError(f"{name} must be a URL without spaces")
     try:
-        parts = urlsplit(raw)
+        parts = yarl.URL(raw)  # the HTTP client's own parser, so both agree on the host
         parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
-    except ValueError:
+    except (ValueError, TypeError):
         raise ConfigError(f"{name} is not a valid URL: {raw[:80]!r}") from None
-    if parts.scheme not in (secure, plain) or not parts.hostname:
+    if parts.scheme not in (secure, plain) or not parts.host:
         raise ConfigError(f"{name} must be a {secure}:// URL (or {plain}:// to a loopback address), got {raw[:80]!r}")
-    if parts.scheme == plain and not _is_loopback(parts.hostname):
+    if parts.user is not None or parts.password is not None or "@" in (parts.raw_authority or ""):
+        raise ConfigError(f"{name} must not carry a user name or password")
+    if parts.scheme == plain and not _is_loopback(parts.host):
         raise ConfigError(f"{name}: unencrypted {plain}:// is only allowed to a loopback address (the bot token travels there)")
-    if parts.query or parts.fragment:
+    if parts.query_string or parts.fragment or "?" in raw or "#" in raw:
         raise ConfigError(f"{name} must not carry a query or fragment")
     return raw
 
@@ -95,7 +100,6 @@ def apply_endpoints(env: Mapping[str, str] | None = None) -> Endpoints:
     import discord.gateway
     import discord.http
     import discord.webhook.async_
-    import yarl
 
     if endpoints.api_base:
         discord.http.Route.BASE = endpoints.api_base

@@ -14,6 +14,7 @@ from typing import Any
 from engine import limits
 from engine.api import prepare, simulate
 from engine.errors import RequestError
+from engine.numbers import parse_json_int
 
 USAGE = "usage: python -m engine [FILE|-]"
 
@@ -51,8 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         text = _read(argv)
         try:
-            payload: Any = json.loads(text)
-        except (json.JSONDecodeError, RecursionError) as exc:
+            payload: Any = json.loads(text, parse_int=parse_json_int)
+        except (json.JSONDecodeError, RecursionError, ValueError) as exc:
             raise RequestError(f"input is not valid JSON: {exc}"[:300], "") from None
         if isinstance(payload, list):
             if not payload:

@@ -15,6 +15,7 @@ from functools import lru_cache
 import numpy as np
 
 from engine import limits
+from engine.numbers import HugeNumber, show_number
 
 _EXPR = re.compile(r"^(?:(?P<flat>\d+)|(?P<n>\d*)D(?P<faces>\d+)(?:\+(?P<plus>\d+))?)$")
 
@@ -56,7 +57,9 @@ class Dice:
 
 def parse(expr: int | str) -> Dice:
     """Read a dice expression strictly; raises DiceError with a message meant for a person."""
-    if isinstance(expr, (int, str)) and not isinstance(expr, bool) and len(str(expr)) <= 20:
+    small = (isinstance(expr, int) and not isinstance(expr, bool) and abs(expr) < 10**20) or (
+        isinstance(expr, str) and len(expr) <= 20)
+    if small:
         return _parse_cached(expr)
     return _parse(expr)
 
@@ -69,11 +72,13 @@ def _parse_cached(expr: int | str) -> Dice:
 def _parse(expr: int | str) -> Dice:
     if isinstance(expr, bool):
         raise DiceError("expected a number or a dice expression such as D6+2, not true/false")
+    if isinstance(expr, HugeNumber):
+        raise DiceError(f"{expr} is {'negative' if expr.negative else f'more than the limit of {limits.MAX_FLAT}'}")
     if isinstance(expr, int):
         if expr < 0:
-            raise DiceError(f"{expr} is negative; expected 0 or more")
+            raise DiceError(f"{show_number(expr)} is negative; expected 0 or more")
         if expr > limits.MAX_FLAT:
-            raise DiceError(f"{expr} is more than the limit of {limits.MAX_FLAT}")
+            raise DiceError(f"{show_number(expr)} is more than the limit of {limits.MAX_FLAT}")
         return Dice(0, 1, expr)
     if not isinstance(expr, str):
         raise DiceError(f"expected a number or a dice expression such as D6+2, got {type(expr).__name__}")

@@ -46,6 +46,7 @@ MAX_MONTECARLO_WORK = 100_000_000  # trials x max rolled hits: ~5 s of numpy at 
 # Command line / batch.
 MAX_BATCH = 100  # requests in one JSON list
 MAX_INPUT_BYTES = 1_000_000
+MAX_JSON_INT_DIGITS = 20  # longer integer literals are refused unconverted (a seed needs 19)
 
 # Probability mass below this is treated as zero when trimming distribution tails (exact engine).
 TAIL_EPSILON = 1e-17

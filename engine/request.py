@@ -13,6 +13,7 @@ from typing import Any
 from engine import dice, limits
 from engine.editions import EDITIONS, Edition
 from engine.errors import RequestError
+from engine.numbers import HugeNumber, show_number
 from engine.profiles import (
     Attacker,
     Context,
@@ -73,11 +74,13 @@ def _int(obj: dict[str, Any], key: str, path: str, *, lo: int, hi: int, default:
     value = obj[key]
     if value is None and nullable:
         return None
+    if isinstance(value, HugeNumber):
+        raise RequestError(f"{value} is out of range; expected {lo} to {hi}", where)
     if isinstance(value, bool) or not isinstance(value, int):
         kind = "true/false" if isinstance(value, bool) else type(value).__name__
         raise RequestError(f"expected a whole number{' or null' if nullable else ''}, got {kind} {value!r}"[:200], where)
     if not lo <= value <= hi:
-        raise RequestError(f"{value} is out of range; expected {lo} to {hi}", where)
+        raise RequestError(f"{show_number(value)} is out of range; expected {lo} to {hi}", where)
     return value
 
 

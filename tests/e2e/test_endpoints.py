@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 
 import discord.gateway
 import discord.http
@@ -51,6 +52,11 @@ def test_apply_points_rest_webhooks_and_gateway_at_the_fake(restore_discord: Non
     {API_BASE_ENV: "http://[::1"},
     {API_BASE_ENV: "http://127.0.0.1:99999/api"},
     {GATEWAY_ENV: "ws://127.0.0.1:x/gw"},
+    # urllib's urlsplit reads the host as 127.0.0.1, the HTTP client (yarl) as evil.com: refused
+    {API_BASE_ENV: "http://evil.com\\@127.0.0.1:9/api/v10"},
+    {GATEWAY_ENV: "ws://evil.com\\@127.0.0.1:9/gw"},
+    {API_BASE_ENV: "http://user:pw@127.0.0.1:9/api/v10"},
+    {API_BASE_ENV: "http://evil.com#@127.0.0.1:9/api/v10"},
 ])
 def test_unsafe_or_malformed_overrides_are_config_errors(env: dict[str, str]) -> None:
     with pytest.raises(ConfigError):
@@ -61,6 +67,23 @@ def test_https_anywhere_and_plain_to_loopback_are_accepted() -> None:
     assert read_endpoints({API_BASE_ENV: "https://proxy.example.com/api/v10"}).api_base == "https://proxy.example.com/api/v10"
     assert read_endpoints({GATEWAY_ENV: "ws://[::1]:9/gw"}).gateway == "ws://[::1]:9/gw"
     assert read_endpoints({API_BASE_ENV: "http://localhost:1/api"}).api_base == "http://localhost:1/api"
+
+
+def test_the_loopback_check_reads_the_host_the_http_client_connects_to() -> None:
+    """Regression (issue 9): the check and discord.py's client must parse the URL the same way."""
+    with pytest.raises(ConfigError):
+        read_endpoints({API_BASE_ENV: "http://evil.com\\@127.0.0.1:9/api/v10"})
+
+
+@given(st.text(max_size=200))
+def test_an_accepted_plain_url_is_loopback_to_the_http_client(raw: str) -> None:
+    try:
+        api = read_endpoints({API_BASE_ENV: "http://" + raw}).api_base
+    except ConfigError:
+        return
+    assert api is not None
+    host = yarl.URL(api).host
+    assert host == "localhost" or ipaddress.ip_address(host).is_loopback
 
 
 @given(st.text(max_size=200))

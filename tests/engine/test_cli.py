@@ -65,3 +65,39 @@ def test_missing_file():
     p = run(["/nonexistent/req.json"])
     assert p.returncode == 2
     assert "cannot read" in json.loads(p.stdout)["error"]
+
+
+@pytest.mark.parametrize("digits", [4_001, 4_301, 100_000])
+@pytest.mark.parametrize("where", ["toughness", "wounds_lost", "damage"])
+def test_huge_integers_are_refused_unconverted_and_echoed_short(digits, where):
+    """Regression (issue 9): >4,300 digits gave rc 1 + traceback; 4,001 digits were echoed in full."""
+    req = json.loads(json.dumps(REQ))
+    if where == "damage":
+        req["volley"][0]["weapon"]["damage"] = "@HUGE@"
+        field = "volley[0].weapon.damage"
+    else:
+        req["target"][where] = "@HUGE@"
+        field = f"target.{where}"
+    sign = "-" if where == "wounds_lost" else ""
+    text = json.dumps(req).replace('"@HUGE@"', sign + "9" * digits)
+    p = run(["-"], text)
+    assert p.returncode == 2, p.stderr
+    assert not p.stderr
+    err = json.loads(p.stdout)
+    assert err["field"] == field
+    assert f"({digits:,} digits)" in err["error"] and len(err["error"]) < 200
+
+
+def test_python_callers_with_huge_ints_get_a_short_request_error():
+    from engine import RequestError, validate
+
+    bad = json.loads(json.dumps(REQ))
+    bad["target"]["toughness"] = 10**5000
+    with pytest.raises(RequestError) as info:
+        validate(bad)
+    assert len(info.value.message) < 100 and info.value.field == "target.toughness"
+    bad = json.loads(json.dumps(REQ))
+    bad["volley"][0]["weapon"]["damage"] = -(10**5000)
+    with pytest.raises(RequestError) as info:
+        validate(bad)
+    assert len(info.value.message) < 100
