@@ -71,9 +71,24 @@ def _quiet_console_logs() -> None:
         logging.getLogger().setLevel(logging.WARNING)
 
 
+def _check_storage(settings: Settings) -> int | None:
+    """Start-up check of the state database (bot.storage.check): None when usable, else exit code 2
+    after one line on stderr naming the path and the cause."""
+    from bot.storage.check import StorageError, check_state_database
+
+    try:
+        check_state_database(settings.db_path)
+    except StorageError as error:
+        print(f"cogitator: {error}", file=sys.stderr)
+        return 2
+    return None
+
+
 def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
     from bot.console import run_console
 
+    if (code := _check_storage(settings)) is not None:
+        return code
     _quiet_console_logs()
     return asyncio.run(run_console(
         settings, as_json=args.json, user=args.user, channel=args.channel, guild=args.guild,
@@ -82,6 +97,8 @@ def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
+    if (code := _check_storage(settings)) is not None:
+        return code
     if not settings.token:
         from bot.console import run_console
 

@@ -6,12 +6,38 @@ evolve their tables independently inside one file.
 
 from __future__ import annotations
 
+import importlib
 import sqlite3
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 BUSY_TIMEOUT_MS = 10_000
+
+# Every namespace of the state database and where its migrations live ("module:attribute"). The
+# start-up check (bot.storage.check) applies them all and `restore` compares a backup against them.
+STATE_SCHEMAS = {
+    "games": "bot.games.store:MIGRATIONS",
+    "guild_settings": "bot.guild_settings:_MIGRATIONS",
+}
+
+
+class SchemaTooNew(Exception):
+    """The database was written by a newer version of the bot (more migrations than this code knows)."""
+
+    def __init__(self, namespace: str, found: int, known: int) -> None:
+        super().__init__(f"it was written by a newer version of Cogitator ({namespace} schema version {found}; "
+                         f"this version knows up to {known}); upgrade the bot or restore an older backup")
+        self.namespace, self.found, self.known = namespace, found, known
+
+
+def state_schemas() -> dict[str, Sequence[str]]:
+    """{namespace: migrations} for every feature that keeps tables in the state database."""
+    out = {}
+    for namespace, where in STATE_SCHEMAS.items():
+        module, attr = where.split(":")
+        out[namespace] = getattr(importlib.import_module(module), attr)
+    return out
 
 
 def connect(path: Path | str, *, check_same_thread: bool = False) -> sqlite3.Connection:
@@ -48,6 +74,7 @@ def apply_migrations(conn: sqlite3.Connection, namespace: str, migrations: Seque
     """Run the migrations of `namespace` that have not run yet, each in its own transaction.
 
     `migrations[i]` is version i + 1; never edit a released one, append a new one. Returns the version.
+    A database already beyond `len(migrations)` was written by a newer version: SchemaTooNew.
     """
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations ("
@@ -59,6 +86,8 @@ def apply_migrations(conn: sqlite3.Connection, namespace: str, migrations: Seque
             "SELECT COALESCE(MAX(version), 0) FROM schema_migrations WHERE namespace = ?", (namespace,)
         ).fetchone()
         current = int(row[0])
+        if current > len(migrations):
+            raise SchemaTooNew(namespace, current, len(migrations))
         for version, sql in enumerate(migrations, start=1):
             if version <= current:
                 continue
@@ -68,7 +97,8 @@ def apply_migrations(conn: sqlite3.Connection, namespace: str, migrations: Seque
             current = version
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # SQLite already rolled back after SQLITE_FULL and similar
+            conn.execute("ROLLBACK")
         raise
     return current
 

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.config import Settings
+from bot.db import SchemaTooNew
+from bot.storage.check import refuse_newer
 
 PAGES_PER_STEP = 1024  # copy in slices so the bot's writers are never blocked for long
 
@@ -125,6 +127,10 @@ def cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
             raise OpsError(f"{source} is not a SQLite database: {error}", "path") from None
         if integrity != "ok":
             raise OpsError(f"{source} failed its integrity check: {integrity}", "path")
+        try:
+            refuse_newer(source)
+        except SchemaTooNew as error:
+            raise OpsError(f"{source} cannot be restored: {error}", "path") from None
         saved = None
         if settings.db_path.exists():  # keep what we are about to replace
             stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -153,8 +159,10 @@ def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
     try:
         for name in ("games", "guild_settings"):
             getattr(services, name)
-    except (sqlite3.Error, OSError) as error:
-        return _fail(OpsError(f"migration failed: {error}", "COGITATOR_DB"))
+    except (sqlite3.Error, OSError, SchemaTooNew) as error:
+        from bot.storage.check import cause
+
+        return _fail(OpsError(f"migration failed: {cause(error)}", "COGITATOR_DB"))
     finally:
         services.close()
     with contextlib.closing(sqlite3.connect(settings.db_path)) as conn:

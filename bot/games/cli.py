@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 
 from bot.config import Settings
 
@@ -40,7 +41,33 @@ def _store(settings: Settings):  # noqa: ANN202 - imported lazily so `--help` st
     return GameStore(settings.db_path)
 
 
+def _guarded(run: Callable[[], int], settings: Settings) -> int:
+    """Run a command against the state database; an unusable database (permission, full disk, not a
+    database, corrupt, newer version) or unreadable stored data is one JSON error line and exit 2."""
+    import sqlite3
+
+    from bot.db import SchemaTooNew
+    from bot.storage.check import cause
+
+    try:
+        return run()
+    except (sqlite3.Error, OSError, SchemaTooNew) as error:
+        message = f"the state database {settings.db_path} cannot be used: {cause(error)}"
+    except (ValueError, KeyError, TypeError) as error:
+        message = f"the stored game in {settings.db_path} cannot be read: {type(error).__name__}: {str(error)[:200]}"
+    print(json.dumps({"error": message, "field": "COGITATOR_DB"}, ensure_ascii=False))
+    return 2
+
+
 def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
+    return _guarded(lambda: _export(args, settings), settings)
+
+
+def cmd_verify(args: argparse.Namespace, settings: Settings) -> int:
+    return _guarded(lambda: _verify(args, settings), settings)
+
+
+def _export(args: argparse.Namespace, settings: Settings) -> int:
     store = _store(settings)
     try:
         data = store.export(args.channel)
@@ -54,7 +81,7 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def cmd_verify(args: argparse.Namespace, settings: Settings) -> int:
+def _verify(args: argparse.Namespace, settings: Settings) -> int:
     store = _store(settings)
     try:
         ok = store.verify(args.channel)

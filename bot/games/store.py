@@ -128,7 +128,8 @@ class GameStore:
                 yield conn
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite already rolled back after SQLITE_FULL and similar
+                    conn.execute("ROLLBACK")
                 raise
 
     def close(self) -> None:

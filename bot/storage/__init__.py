@@ -1,0 +1,1 @@
+"""Storage health: the state database is checked before the bot serves anyone (bot.storage.check)."""
