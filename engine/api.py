@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from engine import exact, limits, montecarlo
+from engine import exact, limits, mixed, montecarlo
 from engine.errors import RequestError
 from engine.request import Request, validate
 from engine.rules import ResolvedGroup, resolve
@@ -120,8 +120,13 @@ def simulate(request: Any) -> dict[str, Any]:
     applied, ignored, notes = _collect(groups)
     hazard = hazard_pmf(req, groups)
     k = req.target.models
+    groups_killed = None
     if req.method == "exact":
-        r = exact.run(groups, req.target, req.edition.devastating_spills_after_volley)
+        if req.target.mixed:
+            r = mixed.run(groups, req.target, req.edition.devastating_spills_after_volley)
+            groups_killed = r["groups"]
+        else:
+            r = exact.run(groups, req.target, req.edition.devastating_spills_after_volley)
         killed, damage = r["killed"], r["damage"]
         result = {
             "edition": req.edition.code,
@@ -166,6 +171,11 @@ def simulate(request: Any) -> dict[str, Any]:
         }
         hazard = np.bincount(haz.astype(np.int64), minlength=hazard.size) / trials
     result["attacker_mortal_wounds"] = {"mean": _mean(hazard), "pmf": _pmf_list(hazard)}
+    if req.target.groups:  # contract 1b: kills per model group, in request order
+        if groups_killed is None:
+            groups_killed = [np.asarray(result["models_killed"]["pmf"])]
+        result["groups"] = [{"name": mg.name, "models_killed": {"mean": _mean(p), "pmf": _pmf_list(p)}}
+                            for mg, p in zip(req.target.groups, groups_killed, strict=True)]
     result["ignored_keywords"] = ignored
     result["applied_keywords"] = applied
     result["notes"] = notes

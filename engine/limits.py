@@ -23,7 +23,8 @@ MAX_STRENGTH = 100
 MIN_AP = -10
 
 # Target.
-MAX_TARGET_MODELS = 100
+MAX_TARGET_MODELS = 100  # in all, over every model group
+MAX_TARGET_GROUPS = 20  # model groups of a mixed target (contract 1b)
 MAX_WOUNDS = 200  # per model (a Stompa has 40 in 11e)
 MAX_DAMAGE_REDUCTION = 10
 

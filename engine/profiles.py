@@ -174,7 +174,34 @@ class Group:
 
 
 @dataclass(frozen=True)
+class ModelGroup:
+    """One model type of a mixed target (contract 1b): its profile and whether it is a CHARACTER.
+
+    Damage modifiers apply to an attack allocated to one of these models, in the order of contract 1
+    (docs/engine.md): `damage_set` (the Damage characteristic becomes X), `halve_damage` (rounding up),
+    then `damage_reduction` (to a minimum of 1)."""
+
+    name: str
+    models: int
+    toughness: int
+    save: int  # 7 means no armour save
+    invulnerable: int | None
+    wounds: int
+    feel_no_pain: int | None = None
+    feel_no_pain_mortal: int | None = None
+    damage_reduction: int = 0
+    damage_set: int | None = None
+    halve_damage: bool = False
+    character: bool = False
+
+
+@dataclass(frozen=True)
 class Target:
+    """The target unit. Its own profile fields describe a single-profile unit; with `groups` (two or
+    more model groups, contract 1b) they hold the unit-level values the weapon rolls use: `models` is
+    the whole unit, `toughness` the edition's unit toughness, and the rest those of the first group in
+    allocation order (used only for notes)."""
+
     models: int
     toughness: int
     save: int  # 7 means no armour save
@@ -185,11 +212,21 @@ class Target:
     damage_reduction: int = 0
     keywords: frozenset[str] = frozenset()
     wounds_lost: int = 0
+    damage_set: int | None = None
+    halve_damage: bool = False
+    groups: tuple[ModelGroup, ...] = ()  # empty: single profile; else the model groups in request order
 
     @property
     def total_wounds(self) -> int:
         """Wounds the unit has left before the volley."""
+        if self.groups:
+            return sum(g.models * g.wounds for g in self.groups) - self.wounds_lost
         return self.models * self.wounds - self.wounds_lost
+
+    @property
+    def mixed(self) -> bool:
+        """Two or more model groups: allocation follows contract 1b (engine.mixed)."""
+        return len(self.groups) > 1
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from engine.profiles import (
     Group,
     Keyword,
     KeywordError,
+    ModelGroup,
     Target,
     Weapon,
     normalise_word,
@@ -31,10 +32,12 @@ _TOP = {"edition", "method", "trials", "seed", "volley", "attacker", "target", "
 _GROUP = {"models", "weapon"}
 _WEAPON = {"name", "range", "attacks", "skill", "strength", "ap", "damage", "keywords"}
 _ATTACKER = {"keywords"}
-_TARGET = {
+_PROFILE = {
     "models", "toughness", "save", "invulnerable", "wounds", "feel_no_pain", "feel_no_pain_mortal",
-    "damage_reduction", "keywords", "wounds_lost",
+    "damage_reduction", "damage_set", "halve_damage",
 }
+_TARGET = _PROFILE | {"keywords", "wounds_lost", "groups"}
+_TARGET_GROUP = _PROFILE | {"name", "character"}
 _CONTEXT = {
     "half_range", "stationary", "charged", "cover", "hit_modifier", "wound_modifier", "save_modifier",
     "reroll_hits", "reroll_wounds", "critical_hit", "critical_wound",
@@ -146,6 +149,75 @@ def _weapon(raw: Any, path: str) -> Weapon:
                   damage=damage, keywords=tuple(kws))
 
 
+def _profile(t: dict[str, Any], path: str, name: str, character: bool) -> ModelGroup:
+    """The characteristics shared by a single-profile target and one model group of contract 1b."""
+    return ModelGroup(
+        name=name,
+        models=_int(t, "models", path, lo=1, hi=limits.MAX_TARGET_MODELS),
+        toughness=_int(t, "toughness", path, lo=1, hi=limits.MAX_STRENGTH),
+        save=_int(t, "save", path, lo=2, hi=7),
+        invulnerable=_int(t, "invulnerable", path, lo=2, hi=6, default=None, nullable=True),
+        wounds=_int(t, "wounds", path, lo=1, hi=limits.MAX_WOUNDS),
+        feel_no_pain=_int(t, "feel_no_pain", path, lo=2, hi=6, default=None, nullable=True),
+        feel_no_pain_mortal=_int(t, "feel_no_pain_mortal", path, lo=2, hi=6, default=None, nullable=True),
+        damage_reduction=_int(t, "damage_reduction", path, lo=0, hi=limits.MAX_DAMAGE_REDUCTION, default=0),
+        damage_set=_int(t, "damage_set", path, lo=1, hi=limits.MAX_FLAT, default=None, nullable=True),
+        halve_damage=_bool(t, "halve_damage", path),
+        character=character,
+    )
+
+
+def unit_toughness(groups: tuple[ModelGroup, ...]) -> int:
+    """The T every wound roll of the volley uses (contract 1b; 10e Attached Units, 11e 05.02.01): the
+    highest T among the non-CHARACTER groups, or among all groups when every group is a CHARACTER."""
+    bodyguard = [g.toughness for g in groups if not g.character]
+    return max(bodyguard or [g.toughness for g in groups])
+
+
+def first_allocated(groups: tuple[ModelGroup, ...]) -> int:
+    """Index of the group whose first model receives the first wound: the first non-CHARACTER group,
+    or the first group when every group is a CHARACTER (where `wounds_lost` applies)."""
+    return next((i for i, g in enumerate(groups) if not g.character), 0)
+
+
+def _target(t: dict[str, Any]) -> Target:
+    keywords = frozenset(normalise_word(k) for k in _keywords(t.get("keywords"), "target.keywords"))
+    if "groups" not in t:
+        p = _profile(t, "target", "target", False)
+        wounds_lost = _int(t, "wounds_lost", "target", lo=0, hi=p.wounds - 1, default=0)
+        return Target(p.models, p.toughness, p.save, p.invulnerable, p.wounds, p.feel_no_pain,
+                      p.feel_no_pain_mortal, p.damage_reduction, keywords, wounds_lost, p.damage_set,
+                      p.halve_damage)
+    extra = sorted(set(t) & _PROFILE)
+    if extra:
+        raise RequestError("a target with \"groups\" keeps each model's profile in its group", f"target.{extra[0]}")
+    raw = t["groups"]
+    if not isinstance(raw, list) or not raw:
+        raise RequestError("expected a non-empty list of model groups (a unit needs models)", "target.groups")
+    if len(raw) > limits.MAX_TARGET_GROUPS:
+        raise RequestError(f"{len(raw)} model groups is more than the limit of {limits.MAX_TARGET_GROUPS}",
+                           "target.groups")
+    groups = []
+    for i, g in enumerate(raw):
+        path = f"target.groups[{i}]"
+        gd = _obj(g, path, _TARGET_GROUP)
+        name = gd.get("name", f"group {i + 1}")
+        if not isinstance(name, str) or not name.strip() or len(name) > limits.MAX_NAME_CHARS:
+            raise RequestError(f"expected a non-empty string of at most {limits.MAX_NAME_CHARS} characters",
+                               f"{path}.name")
+        groups.append(_profile(gd, path, name, _bool(gd, "character", path)))
+    groups = tuple(groups)
+    total = sum(g.models for g in groups)
+    if total > limits.MAX_TARGET_MODELS:
+        raise RequestError(f"{total} models in all is more than the limit of {limits.MAX_TARGET_MODELS}",
+                           "target.groups")
+    first = groups[first_allocated(groups)]
+    wounds_lost = _int(t, "wounds_lost", "target", lo=0, hi=first.wounds - 1, default=0)
+    return Target(total, unit_toughness(groups), first.save, first.invulnerable, first.wounds,
+                  first.feel_no_pain, first.feel_no_pain_mortal, first.damage_reduction, keywords,
+                  wounds_lost, first.damage_set, first.halve_damage, groups)
+
+
 def _reroll(obj: dict[str, Any], key: str, path: str) -> str | None:
     value = obj.get(key)
     if value not in REROLLS or isinstance(value, bool):
@@ -180,20 +252,7 @@ def validate(raw: Any) -> Request:
     a = _obj(top.get("attacker"), "attacker", _ATTACKER, required=False)
     attacker = Attacker(frozenset(normalise_word(k) for k in _keywords(a.get("keywords"), "attacker.keywords")))
 
-    t = _obj(top.get("target"), "target", _TARGET)
-    wounds = _int(t, "wounds", "target", lo=1, hi=limits.MAX_WOUNDS)
-    target = Target(
-        models=_int(t, "models", "target", lo=1, hi=limits.MAX_TARGET_MODELS),
-        toughness=_int(t, "toughness", "target", lo=1, hi=limits.MAX_STRENGTH),
-        save=_int(t, "save", "target", lo=2, hi=7),
-        invulnerable=_int(t, "invulnerable", "target", lo=2, hi=6, default=None, nullable=True),
-        wounds=wounds,
-        feel_no_pain=_int(t, "feel_no_pain", "target", lo=2, hi=6, default=None, nullable=True),
-        feel_no_pain_mortal=_int(t, "feel_no_pain_mortal", "target", lo=2, hi=6, default=None, nullable=True),
-        damage_reduction=_int(t, "damage_reduction", "target", lo=0, hi=limits.MAX_DAMAGE_REDUCTION, default=0),
-        keywords=frozenset(normalise_word(k) for k in _keywords(t.get("keywords"), "target.keywords")),
-        wounds_lost=_int(t, "wounds_lost", "target", lo=0, hi=wounds - 1, default=0),
-    )
+    target = _target(_obj(top.get("target"), "target", _TARGET))
 
     c = _obj(top.get("context"), "context", _CONTEXT, required=False)
     context = Context(

@@ -14,7 +14,7 @@ import numpy as np
 
 from engine import dice
 from engine.editions import HIT_MODIFIER_CAP, SHARED_RULES, WOUND_MODIFIER_CAP, Edition, clamp, wound_needed
-from engine.profiles import Attacker, Context, Group, Target
+from engine.profiles import Attacker, Context, Group, ModelGroup, Target
 
 FAIL, HIT, CRIT = 0, 1, 2
 
@@ -44,6 +44,14 @@ class ResolvedGroup:
     fnp: float  # probability one wound is NOT lost to normal damage
     fnp_mortal: float  # probability one mortal wound is NOT lost
     hazardous: bool
+    precision: bool = False
+    # Mixed targets (contract 1b): per model group, in request order, what depends on the model that
+    # receives the wound: save threshold, damage pmf (after MELTA and the group's damage modifiers) and
+    # the Feel No Pain keep probabilities. Empty for a single-profile target.
+    group_saves: list[int] = field(default_factory=list)
+    group_damage: list[np.ndarray] = field(default_factory=list)
+    group_fnp: list[float] = field(default_factory=list)
+    group_fnp_mortal: list[float] = field(default_factory=list)
     applied: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -91,6 +99,10 @@ class ResolvedGroup:
 
     def save_prob(self) -> float:
         return sum(self.save_passes(r) for r in range(1, 7)) / 6
+
+    def group_save_probs(self) -> list[float]:
+        """P(save) against each model group of a mixed target (an unmodified 1 always fails)."""
+        return [sum(r != 1 and r >= t for r in range(1, 7)) / 6 for t in self.group_saves]
 
 
 def _rerolled(policy: str | None, r: int, category: int) -> bool:
@@ -264,20 +276,7 @@ def resolve(group: Group, target: Target, context: Context, attacker: Attacker, 
         devastating = True
 
     # ---- save ----------------------------------------------------------------------------------
-    armour_mod = w.ap + context.save_modifier
-    if cover and ed.cover_improves_save:
-        if target.save <= 3 and w.ap == 0:
-            notes.append("Cover: a Save of 3+ or better gets no benefit of cover against AP 0 (10e).")
-        else:
-            armour_mod += 1
-    invuln_mod = context.save_modifier
-    if ed.save_improvement_cap is not None:
-        armour_mod = min(armour_mod, ed.save_improvement_cap)
-        invuln_mod = min(invuln_mod, ed.save_improvement_cap)
-    save_threshold = target.save - armour_mod  # Sv 7 (no save) can still be reached by +1 cover in 10e
-    if target.invulnerable is not None:
-        save_threshold = min(save_threshold, target.invulnerable - invuln_mod)
-    save_threshold = max(save_threshold, 2)
+    save_threshold = _save_threshold(w, target.save, target.invulnerable, context, ed, cover, notes)
 
     # ---- damage --------------------------------------------------------------------------------
     dmg = w.damage.pmf()
@@ -288,20 +287,32 @@ def resolve(group: Group, target: Target, context: Context, attacker: Attacker, 
             dmg = np.convolve(dmg, best.pmf())
         else:
             notes.append(f"{w.name}: MELTA needs half range (context.half_range is false).")
-    if target.damage_reduction:
-        reduced = np.zeros(dmg.size)
-        for v, p in enumerate(dmg):
-            if p:
-                reduced[max(1, v - target.damage_reduction) if v else 0] += p
-        dmg = np.trim_zeros(reduced, "b")
+    weapon_dmg = dmg
+    dmg = modified_damage(weapon_dmg, target.damage_set, target.halve_damage, target.damage_reduction)
 
     hazardous = False
     if kws := take("HAZARDOUS"):
         mark(kws)
         hazardous = True
+    precision = False
     if kws := take("PRECISION"):
         mark(kws)
-        notes.append(f"{w.name}: PRECISION changes nothing against a single-profile target. {SHARED_RULES['PRECISION']}")
+        if target.mixed and any(g.character for g in target.groups):
+            precision = True
+        else:
+            notes.append(f"{w.name}: PRECISION changes nothing against a target without a CHARACTER group. "
+                         f"{SHARED_RULES['PRECISION']}")
+    group_saves: list[int] = []
+    group_damage: list[np.ndarray] = []
+    group_fnp: list[float] = []
+    group_fnp_mortal: list[float] = []
+    if target.mixed:
+        for mg in target.groups:
+            group_saves.append(_save_threshold(w, mg.save, mg.invulnerable, context, ed, cover, notes))
+            group_damage.append(modified_damage(weapon_dmg, mg.damage_set, mg.halve_damage, mg.damage_reduction))
+            keep = _fnp_keep(mg.feel_no_pain)
+            group_fnp.append(keep)
+            group_fnp_mortal.append(max(keep, _fnp_keep(mg.feel_no_pain_mortal)))
 
     fnp = _fnp_keep(target.feel_no_pain)
     fnp_m = max(fnp, _fnp_keep(target.feel_no_pain_mortal))
@@ -310,5 +321,49 @@ def resolve(group: Group, target: Target, context: Context, attacker: Attacker, 
         hit_mod=hit_mod, crit_hit=context.critical_hit, hit_min_unmodified=hit_min, reroll_hits=reroll_hits,
         sustained=sustained, lethal=lethal, wound_needed=needed, wound_mod=wound_mod, crit_wound=crit_wound,
         reroll_wounds=reroll_wounds, devastating=devastating, save_threshold=save_threshold, damage=dmg,
-        fnp=fnp, fnp_mortal=fnp_m, hazardous=hazardous, applied=applied, ignored=ignored, notes=notes,
+        fnp=fnp, fnp_mortal=fnp_m, hazardous=hazardous, precision=precision, group_saves=group_saves,
+        group_damage=group_damage, group_fnp=group_fnp, group_fnp_mortal=group_fnp_mortal, applied=applied,
+        ignored=ignored, notes=notes,
     )
+
+
+def _save_threshold(w, save: int, invulnerable: int | None, context: Context, ed: Edition, cover: bool,
+                    notes: list[str]) -> int:
+    """Lowest unmodified save roll that saves, for one model's Sv and invulnerable save (10e seed
+    Saving Throw, 11e 05.04). The 10e cover exception (Sv 3+ against AP 0) reads this model's save."""
+    armour_mod = w.ap + context.save_modifier
+    if cover and ed.cover_improves_save:
+        if save <= 3 and w.ap == 0:
+            note = "Cover: a Save of 3+ or better gets no benefit of cover against AP 0 (10e)."
+            if note not in notes:
+                notes.append(note)
+        else:
+            armour_mod += 1
+    invuln_mod = context.save_modifier
+    if ed.save_improvement_cap is not None:
+        armour_mod = min(armour_mod, ed.save_improvement_cap)
+        invuln_mod = min(invuln_mod, ed.save_improvement_cap)
+    threshold = save - armour_mod  # Sv 7 (no save) can still be reached by +1 cover in 10e
+    if invulnerable is not None:
+        threshold = min(threshold, invulnerable - invuln_mod)
+    return max(threshold, 2)
+
+
+def modified_damage(dmg: np.ndarray, damage_set: int | None, halve: bool, reduction: int) -> np.ndarray:
+    """Damage pmf after the target's modifiers, in contract 1's order: set the Damage characteristic,
+    halve it (rounding up), then subtract `reduction` (to a minimum of 1). See docs/rules-notes.md."""
+    if damage_set is None and not halve and not reduction:
+        return dmg
+    out = np.zeros(max(dmg.size, (damage_set or 0) + 1))
+    for v, p in enumerate(dmg):
+        if not p:
+            continue
+        d = v
+        if d and damage_set is not None:
+            d = damage_set
+        if d and halve:
+            d = (d + 1) // 2
+        if d and reduction:
+            d = max(1, d - reduction)
+        out[d] += p
+    return np.trim_zeros(out, "b")

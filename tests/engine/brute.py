@@ -301,3 +301,306 @@ def _fnp_count(state, d, keep_on):
                     nxt[(k, j, dv, pend + 1)] += p / 6
         out = nxt
     return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Mixed targets (contract 1b), written from the contract's text: every model is tracked on its own.
+# ------------------------------------------------------------------------------------------------
+
+
+def _model_damage(expr, melta, grp) -> list[tuple[int, float]]:
+    """(damage, probability) after MELTA, then the receiving model's set / halve / reduction."""
+    out = defaultdict(float)
+    for d, p in dice_faces(expr):
+        for m, pm in melta:
+            v = d + m
+            if grp.get("damage_set") is not None:
+                v = grp["damage_set"]
+            if grp.get("halve_damage"):
+                v = -(-v // 2)
+            if grp.get("damage_reduction", 0):
+                v = max(1, v - grp["damage_reduction"])
+            out[v] += p * pm
+    return list(out.items())
+
+
+def brute_mixed(req: dict) -> dict:
+    """Unit pmf, per-group pmfs, damage pmf and stage means for a target with `groups`, by enumeration.
+
+    State: (wounds lost per model, 10e pending mortal wounds per weapon, index of the last model
+    destroyed, this weapon's deferred 11e critical wounds)."""
+    ed = req.get("edition", "11e")
+    t = req["target"]
+    groups = t["groups"]
+    ctx = req.get("context", {})
+    models = []  # (group index, W, character)
+    for gi, g in enumerate(groups):
+        models += [(gi, g["wounds"], bool(g.get("character")))] * g["models"]
+    K = len(models)
+    body = [g["toughness"] for g in groups if not g.get("character")]
+    tough = max(body or [g["toughness"] for g in groups])
+    tkw = {k.upper() for k in t.get("keywords", [])}
+    first = next((i for i, m in enumerate(models) if not m[2]), 0)
+    lost0 = [0] * K
+    lost0[first] = t.get("wounds_lost", 0)
+    n_weapons = len(req["volley"])
+    states: dict[tuple, float] = {(tuple(lost0), (0,) * n_weapons, -1, 0): 1.0}
+    stages = defaultdict(float)
+
+    def receiver(lost, precision):
+        """The model the next wound goes to, by contract 1b, or None when the unit is destroyed."""
+        alive = [i for i in range(K) if lost[i] < models[i][1]]
+        nonchar = [i for i in alive if not models[i][2]]
+        chars = [i for i in alive if models[i][2]]
+        order = (chars, nonchar) if precision else (nonchar, chars)
+        for side in order:
+            wounded = [i for i in side if lost[i] > 0]
+            if wounded:
+                return wounded[0]
+            if side:
+                return side[0]
+        return None
+
+    def fnp_of(i, mortal):
+        g = groups[models[i][0]]
+        f = g.get("feel_no_pain")
+        if mortal:
+            f = min(x for x in (f, g.get("feel_no_pain_mortal"), 7) if x is not None)
+        return f if f is not None else 7
+
+    def lose(st, i, n, mortal):
+        """Model i takes n wounds one by one, each with its Feel No Pain; excess is lost."""
+        out = defaultdict(float)
+        out[st] = 1.0
+        keep_on = fnp_of(i, mortal)
+        for _ in range(n):
+            nxt = defaultdict(float)
+            for (lost, pend, last, dv), p in out.items():
+                if lost[i] >= models[i][1]:
+                    nxt[(lost, pend, last, dv)] += p
+                    continue
+                for f in D6:
+                    if f >= keep_on:
+                        nxt[(lost, pend, last, dv)] += p / 6
+                    else:
+                        nl = list(lost)
+                        nl[i] += 1
+                        nxt[(tuple(nl), pend, i if nl[i] >= models[i][1] else last, dv)] += p / 6
+            out = nxt
+        return out
+
+    for wi, group in enumerate(req["volley"]):
+        wpn = group["weapon"]
+        kw = _kw(wpn, tkw)
+        melee = wpn.get("range") == "melee"
+        precision = "PRECISION" in kw and any(m[2] for m in models)
+        extra = 0
+        if "BLAST" in kw:
+            x = kw["BLAST"].value.plus if (kw["BLAST"].value and ed == "11e") else 1
+            extra += x * (K // 5)
+        if "CLEAVE" in kw and ed == "11e":
+            extra += kw["CLEAVE"].value.plus * (K // 5)
+        rf = [(0, 1.0)]
+        if "RAPID FIRE" in kw and ctx.get("half_range"):
+            rf = dice_faces(str(kw["RAPID FIRE"].value))
+        count = {0: 1.0}
+        for _ in range(group.get("models", 1)):
+            nxt = defaultdict(float)
+            for c, p in count.items():
+                for a, pa in dice_faces(wpn["attacks"]):
+                    for r, pr in rf:
+                        nxt[c + a + extra + r] += p * pa * pr
+            count = nxt
+        torrent = wpn.get("skill") is None or "TORRENT" in kw
+        cover = ctx.get("cover", False) and not melee and "IGNORES COVER" not in kw
+        bs = wpn.get("skill") or 2
+        if cover and ed == "11e":
+            bs = min(6, bs + 1)
+        hmod = max(-1, min(1, ctx.get("hit_modifier", 0)))
+        hcrit = ctx.get("critical_hit", 6)
+
+        def hit_cat(r):
+            if r == 1:
+                return 0
+            if r >= hcrit:
+                return 2
+            return 1 if r + hmod >= bs else 0
+
+        s = wpn["strength"]
+        need = 2 if s >= 2 * tough else 3 if s > tough else 4 if s == tough else 6 if 2 * s <= tough else 5
+        wmod = max(-1, min(1, ctx.get("wound_modifier", 0)))
+        wcrit = ctx.get("critical_wound", 6)
+        if "ANTI" in kw and kw["ANTI"].anti_keyword in tkw:
+            wcrit = min(wcrit, kw["ANTI"].threshold)
+        wre = ctx.get("reroll_wounds")
+        if "TWIN-LINKED" in kw and wre in (None, "ones"):
+            wre = "failed"
+
+        def wound_cat(r):
+            if r == 1:
+                return 0
+            if r >= wcrit:
+                return 2
+            return 1 if r + wmod >= need else 0
+
+        def rolled(cat_fn, policy):
+            out = defaultdict(float)
+            for r in D6:
+                c = cat_fn(r)
+                again = (policy == "ones" and r == 1) or (policy == "failed" and c == 0) or (
+                    policy == "non_critical" and c != 2)
+                if again:
+                    for r2 in D6:
+                        out[cat_fn(r2)] += 1 / 36
+                else:
+                    out[c] += 1 / 6
+            return out
+
+        ap, smod = wpn.get("ap", 0), ctx.get("save_modifier", 0)
+
+        def p_fail(i):
+            g = groups[models[i][0]]
+            sv, inv = g["save"], g.get("invulnerable")
+
+            def saved(r):
+                if r == 1:
+                    return False
+                if ed == "10e":
+                    am = ap + smod + (1 if cover and not (sv <= 3 and ap == 0) else 0)
+                    return r + min(am, 1) >= sv or (inv is not None and r + min(smod, 1) >= inv)
+                return r + ap + smod >= sv or (inv is not None and r + smod >= inv)
+
+            return sum(1 for r in D6 if not saved(r)) / 6
+
+        melta = [(0, 1.0)]
+        if "MELTA" in kw and ctx.get("half_range"):
+            melta = dice_faces(str(kw["MELTA"].value))
+        dev = "DEVASTATING WOUNDS" in kw
+        lethal = "LETHAL HITS" in kw
+        sus = dice_faces(str(kw["SUSTAINED HITS"].value)) if "SUSTAINED HITS" in kw else [(0, 1.0)]
+        hit_dist = {1: 1.0} if torrent else rolled(hit_cat, ctx.get("reroll_hits"))
+        wound_dist = rolled(wound_cat, wre)
+        chars = [i for i in range(K) if models[i][2]]
+        amount_model = chars[0] if precision else first  # 10e: whose damage modifiers set the amount
+
+        def one_wounded_hit(states_in):
+            """One wound that needs a saving throw: allocate, save of that model, damage, FNP."""
+            out = defaultdict(float)
+            for st, p in states_in.items():
+                lost, pend, last, dv = st
+                i = receiver(lost, precision)
+                pf = p_fail(i if i is not None else last)
+                stages["unsaved"] += p * pf
+                out[st] += p * (1 - pf)
+                if i is None:
+                    out[st] += p * pf
+                    continue
+                for d, pd in _model_damage(wpn["damage"], melta, groups[models[i][0]]):
+                    for st2, p2 in lose(st, i, d, False).items():
+                        out[st2] += p * pf * pd * p2
+            return out
+
+        def one_hit(states_in):
+            out = defaultdict(float)
+            for cat, pc in wound_dist.items():
+                if cat == 0:
+                    for st, p in states_in.items():
+                        out[st] += p * pc
+                elif cat == 2 and dev:
+                    for (lost, pend, last, dv), p in states_in.items():
+                        stages["unsaved"] += p * pc
+                        out[(lost, pend, last, dv + 1)] += p * pc
+                else:
+                    for st, p in one_wounded_hit({st: q * pc for st, q in states_in.items()}).items():
+                        out[st] += p
+            return out
+
+        e_dice = sum(c * p for c, p in count.items())
+        e_sus = sum(x * p for x, p in sus)
+        ph, pcr = hit_dist.get(1, 0.0), hit_dist.get(2, 0.0)
+        stages["attacks"] += e_dice
+        stages["hits"] += e_dice * (ph + pcr * (1 + (0 if torrent else e_sus)))
+        p_w = wound_dist.get(1, 0.0) + wound_dist.get(2, 0.0)
+        rolled_hits = ph + pcr * ((0 if torrent else e_sus) + (0 if lethal and not torrent else 1))
+        stages["wounds"] += e_dice * (rolled_hits * p_w + (pcr if (lethal and not torrent) else 0.0))
+
+        new_states = defaultdict(float)
+        for c, pcount in count.items():
+            cur = {st: p * pcount for st, p in states.items()}  # weighted: stage sums stay expectations
+            for _ in range(c):
+                nxt = defaultdict(float)
+                for cat, pcat in hit_dist.items():
+                    if cat == 0:
+                        for st, p in cur.items():
+                            nxt[st] += p * pcat
+                        continue
+                    if cat == 2 and not torrent:
+                        for x, px in sus:
+                            part = {st: p * pcat * px for st, p in cur.items()}
+                            part = one_wounded_hit(part) if lethal else one_hit(part)
+                            for _ in range(x):
+                                part = one_hit(part)
+                            for st, p in part.items():
+                                nxt[st] += p
+                    else:
+                        for st, p in one_hit({st: p * pcat for st, p in cur.items()}).items():
+                            nxt[st] += p
+                cur = nxt
+            for st, p in cur.items():
+                new_states[st] += p
+        # this weapon's devastating wounds
+        states = defaultdict(float)
+        for (lost, pend, last, dv), p in new_states.items():
+            part = {(lost, pend, last, 0): 1.0}
+            for _ in range(dv):
+                nxt = defaultdict(float)
+                for st, q in part.items():
+                    lost2, pend2, last2, _ = st
+                    if ed == "10e":  # pending until the end of the volley, recorded per weapon
+                        for d, pd in _model_damage(wpn["damage"], melta, groups[models[amount_model][0]]):
+                            pl = list(pend2)
+                            pl[wi] += d
+                            nxt[(lost2, tuple(pl), last2, 0)] += q * pd
+                        continue
+                    i = receiver(lost2, precision)
+                    if i is None:
+                        nxt[st] += q
+                        continue
+                    for d, pd in _model_damage(wpn["damage"], melta, groups[models[i][0]]):
+                        for st2, p2 in lose(st, i, d, True).items():
+                            nxt[st2] += q * pd * p2
+                part = nxt
+            for st, q in part.items():
+                states[st] += p * q
+    # 10e: pending mortal wounds, weapon by weapon in volley order, one at a time (spilling over)
+    if ed == "10e":
+        for wi, group in enumerate(req["volley"]):
+            kw = _kw(group["weapon"], tkw)
+            precision = "PRECISION" in kw and any(m[2] for m in models)
+            done = defaultdict(float)
+            for st, p in states.items():
+                part = {st: p}
+                for _ in range(st[1][wi]):
+                    nxt = defaultdict(float)
+                    for st2, q in part.items():
+                        i = receiver(st2[0], precision)
+                        if i is None:
+                            nxt[st2] += q
+                            continue
+                        for st3, q3 in lose(st2, i, 1, True).items():
+                            nxt[st3] += q * q3
+                    part = nxt
+                for (lost, pend, last, dv), q in part.items():
+                    done[(lost, pend[:wi] + (0,) + pend[wi + 1 :], last, dv)] += q
+            states = done
+    killed = [0.0] * (K + 1)
+    per_group = [[0.0] * (g["models"] + 1) for g in groups]
+    total_w = sum(m[1] for m in models)
+    damage = [0.0] * (total_w - t.get("wounds_lost", 0) + 1)
+    for (lost, _pend, _last, _dv), p in states.items():
+        dead = [lost[i] >= models[i][1] for i in range(K)]
+        killed[sum(dead)] += p
+        for gi in range(len(groups)):
+            per_group[gi][sum(1 for i in range(K) if dead[i] and models[i][0] == gi)] += p
+        damage[sum(lost) - t.get("wounds_lost", 0)] += p
+    return {"killed": killed, "groups": per_group, "damage": damage, "stages": dict(stages)}
