@@ -7,9 +7,16 @@ Public API (contract 1 of shared/DESIGN.md):
     limits                              # the documented size limits
 """
 
-from engine import limits
-from engine.api import prepare, simulate
-from engine.errors import RequestError
-from engine.request import validate
+import os
+
+# The engine multiplies small matrices (tens to hundreds of states): OpenBLAS threads only contend
+# for the cores the bot shares (measured: 68x127 @ 127x127 takes 0.3 ms on one thread, 6-34 ms with
+# threads on a loaded 2-core host). Must be set before numpy loads; an explicit setting wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+from engine import limits  # noqa: E402
+from engine.api import prepare, simulate  # noqa: E402
+from engine.errors import RequestError  # noqa: E402
+from engine.request import validate  # noqa: E402
 
 __all__ = ["RequestError", "limits", "prepare", "simulate", "validate"]

@@ -39,6 +39,18 @@ def check_size(req: Request, groups: list[ResolvedGroup]) -> None:
             raise RequestError(
                 f"up to {dice_max} attack dice is more than the exact engine's limit of "
                 f"{limits.MAX_ATTACK_DICE_EXACT}; use \"method\": \"montecarlo\"", "volley")
+        if t.mixed:  # contract 1b: dense states over both allocation queues (engine.mixed)
+            states, work = mixed.work_estimate(groups, t, req.edition.devastating_spills_after_volley)
+            if states > limits.MAX_MIXED_STATES_EXACT:
+                raise RequestError(
+                    f"a mixed unit of {t.models} models has {states} allocation states, more than the exact "
+                    f"engine's limit of {limits.MAX_MIXED_STATES_EXACT}; use \"method\": \"montecarlo\"",
+                    "target.groups")
+            if work > limits.MAX_EXACT_WORK:
+                raise RequestError(
+                    f"this volley is too large to compute exactly against a mixed unit (estimated work "
+                    f"{work:.2g} > {limits.MAX_EXACT_WORK:.2g}); use \"method\": \"montecarlo\"", "method")
+            return
         pending = req.edition.devastating_spills_after_volley and any(g.devastating for g in groups)
         if pending and t.total_wounds > limits.MAX_TOTAL_WOUNDS_EXACT_10E_DEVASTATING:
             raise RequestError(
@@ -139,7 +151,12 @@ def simulate(request: Any) -> dict[str, Any]:
     else:
         rng = np.random.default_rng(req.seed)
         trials = req.trials
-        r = montecarlo.run(groups, req.target, req.edition.devastating_spills_after_volley, trials, rng)
+        if req.target.mixed:
+            r = montecarlo.run_mixed(groups, req.target, req.edition.devastating_spills_after_volley, trials, rng)
+            groups_killed = [np.bincount(row, minlength=mg.models + 1) / trials
+                             for mg, row in zip(req.target.groups, r["groups"], strict=True)]
+        else:
+            r = montecarlo.run(groups, req.target, req.edition.devastating_spills_after_volley, trials, rng)
         killed_pmf = np.bincount(r["killed"], minlength=k + 1) / trials
         damage_pmf = np.bincount(r["damage"], minlength=req.target.total_wounds + 1) / trials
         wiped = (r["killed"] == k).astype(float)

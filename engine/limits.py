@@ -38,6 +38,9 @@ MAX_EXACT_WORK = 400_000_000
 # Exact engine with 10th-edition DEVASTATING WOUNDS keeps a pending-mortal-wounds axis (size = the
 # unit's remaining wounds); its work is multiplied by that size.
 MAX_TOTAL_WOUNDS_EXACT_10E_DEVASTATING = 400
+# Exact engine against a mixed target (contract 1b): one dense state per pair (wounds lost by the
+# non-character models, wounds lost by the character models); a step is a dense matrix product.
+MAX_MIXED_STATES_EXACT = 1_500
 
 # Monte Carlo.
 DEFAULT_TRIALS = 100_000

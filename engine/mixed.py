@@ -29,11 +29,12 @@ Feel No Pain inside it; the excess damage is lost). Per weapon group:
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 
-from engine import exact
-from engine.profiles import Target
+from engine import exact, limits
+from engine.profiles import ModelGroup, Target
 from engine.request import first_allocated
 from engine.rules import ResolvedGroup
 
@@ -92,7 +93,11 @@ class Queue:
 class Layout:
     """The joint states: index a * (Lc + 1) + b for queue positions (a, b), then the extra state
     X = "destroyed, the last model destroyed was a non-character" (the state (La, Lc) is "destroyed,
-    the last was a character")."""
+    the last was a character").
+
+    A one-wound matrix is linear in the groups' one-model step matrices (engine.exact.step_matrix), so
+    the layout precomputes, once per target, where each of their entries lands: building T for a
+    weapon is then one gather and one bincount."""
 
     nc: Queue
     ch: Queue
@@ -100,68 +105,119 @@ class Layout:
     start: int
     last_nc_group: int
     last_ch_group: int
+    offsets: list[int]  # where group i's flattened (W, W+1) step matrix starts in the value vector
+    scatter: dict[bool, tuple[np.ndarray, np.ndarray]]  # precision -> (flat T index, value index)
+    receivers: dict[bool, np.ndarray]
+    killed: np.ndarray  # (groups, states) models of each group destroyed
+    lost: np.ndarray  # wounds lost by the unit per state, counting from a fresh unit
+    group_wounds: list[int]  # W per group
 
     @classmethod
     def build(cls, target: Target) -> Layout:
-        nc, ch = Queue.build(target, False), Queue.build(target, True)
-        size = (nc.length + 1) * (ch.length + 1) + 1
-        first = first_allocated(target.groups)
-        if nc.length:
-            start = target.wounds_lost * (ch.length + 1)
-        else:
-            start = target.wounds_lost
-        assert target.groups[first].character == (nc.length == 0)
-        last_nc = nc.groups[-1] if nc.groups else -1
-        last_ch = ch.groups[-1] if ch.groups else -1
-        return cls(nc, ch, size, start, last_nc, last_ch)
+        return _layout(target.groups, target.wounds_lost)
 
     @property
     def terminal(self) -> int:
         return self.size - 2
 
-    @property
-    def extra(self) -> int:
-        return self.size - 1
-
     def transition(self, losses: dict[int, np.ndarray], precision: bool) -> np.ndarray:
         """The dense one-wound matrix T[from, to] for a weapon with these per-group loss pmfs."""
-        la, lc = self.nc.length, self.ch.length
-        a_nc = self.nc.matrix(losses)
-        a_ch = self.ch.matrix(losses)
-        ia, ic = np.eye(la + 1), np.eye(lc + 1)
-        ea = np.zeros((la + 1, la + 1))
-        ea[la, la] = 1.0
-        ec = np.zeros((lc + 1, lc + 1))
-        ec[lc, lc] = 1.0
-        core = (np.kron(ia, a_ch) + np.kron(a_nc, ec)) if precision and lc else (np.kron(a_nc, ic) + np.kron(ea, a_ch))
-        t = np.zeros((self.size, self.size))
-        t[:-1, :-1] = core
-        # Rows where the character queue is already destroyed and the non-character queue is not: a
-        # move into the destroyed state means a non-character was the last model destroyed.
-        rows = np.arange(la) * (lc + 1) + lc
-        t[rows, -1] = t[rows, self.terminal]
-        t[rows, self.terminal] = 0.0
-        t[self.terminal, :] = 0.0
-        t[self.terminal, self.terminal] = 1.0
-        t[-1, -1] = 1.0
-        return t
+        parts = [exact.step_matrix(losses[i], mg_w).ravel() if i in losses else np.zeros(mg_w * (mg_w + 1))
+                 for i, mg_w in enumerate(self.group_wounds)]
+        values = np.concatenate(parts + [np.ones(1)])
+        flat, idx = self.scatter[precision]
+        return np.bincount(flat, weights=values[idx], minlength=self.size * self.size).reshape(self.size, self.size)
 
     def receiver(self, precision: bool) -> np.ndarray:
         """Group index of the model that receives the next wound, per state (after destruction: the
         last model destroyed)."""
-        la, lc = self.nc.length, self.ch.length
-        a = np.repeat(np.arange(la + 1), lc + 1)
-        b = np.tile(np.arange(lc + 1), la + 1)
-        ga, gb = self.nc.pos_group[a], self.ch.pos_group[b]
+        return self.receivers[precision]
+
+
+def _queue_entries(q: Queue, offsets: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every entry of the queue's one-wound matrix: (from position, to position, value index)."""
+    frm, to, idx = [], [], []
+    for s, gi, w in zip(q.starts, q.model_group, q.wounds, strict=True):
+        j = np.repeat(np.arange(w), w + 1)
+        k = np.tile(np.arange(w + 1), w)
+        frm.append(s + j)
+        to.append(s + k)
+        idx.append(offsets[gi] + j * (w + 1) + k)
+    if not frm:
+        return (np.zeros(0, dtype=np.int64),) * 3
+    return np.concatenate(frm), np.concatenate(to), np.concatenate(idx)
+
+
+@lru_cache(maxsize=64)
+def _layout(groups: tuple[ModelGroup, ...], wounds_lost: int) -> Layout:
+    target = Target(0, 0, 7, None, 1, groups=groups, wounds_lost=wounds_lost)
+    nc, ch = Queue.build(target, False), Queue.build(target, True)
+    la, lc = nc.length, ch.length
+    cols = lc + 1
+    size = (la + 1) * cols + 1
+    terminal, extra = size - 2, size - 1
+    start = wounds_lost * cols if la else wounds_lost
+    offsets, total = [], 0
+    for g in groups:
+        offsets.append(total)
+        total += g.wounds * (g.wounds + 1)
+    one = total  # index of the constant 1.0 at the end of the value vector
+    nf, nt, ni = _queue_entries(nc, offsets)
+    cf, ct, ci = _queue_entries(ch, offsets)
+    bs = np.arange(cols)
+    as_ = np.arange(la + 1)
+
+    def moves_nc(rows_b: np.ndarray):
+        """The non-character queue moves, the character position stays (one copy per b)."""
+        return ((nf[:, None] * cols + rows_b[None, :]).ravel(), (nt[:, None] * cols + rows_b[None, :]).ravel(),
+                np.repeat(ni, rows_b.size))
+
+    def moves_ch(rows_a: np.ndarray):
+        return ((rows_a[:, None] * cols + cf[None, :]).ravel(), (rows_a[:, None] * cols + ct[None, :]).ravel(),
+                np.tile(ci, rows_a.size))
+
+    scatter = {}
+    receivers = {}
+    a_of = np.repeat(as_, cols)
+    b_of = np.tile(bs, la + 1)
+    ga, gb = nc.pos_group[a_of], ch.pos_group[b_of]
+    for precision in (False, True):
         if precision and lc:
-            recv = np.where(b < lc, gb, ga)
+            parts = [moves_ch(as_), moves_nc(np.array([lc]))]  # characters while any; then the rest
+            recv = np.where(b_of < lc, gb, ga)
         else:
-            recv = np.where(a < la, ga, gb)
-        out = np.empty(self.size, dtype=np.int64)
-        out[:-1] = recv
-        out[self.terminal] = self.last_ch_group if lc else self.last_nc_group
-        out[-1] = self.last_nc_group if la else self.last_ch_group
-        return out
+            parts = [moves_nc(bs), moves_ch(np.array([la]))]
+            recv = np.where(a_of < la, ga, gb)
+        frm = np.concatenate([p[0] for p in parts])
+        to = np.concatenate([p[1] for p in parts])
+        idx = np.concatenate([p[2] for p in parts])
+        # a move into "destroyed" from a state whose character queue is already gone: a non-character
+        # model was the last one destroyed
+        last_nc = (to == terminal) & (frm % cols == lc) & (frm // cols < la)
+        to = np.where(last_nc, extra, to)
+        keep = (frm != terminal)
+        frm, to, idx = frm[keep], to[keep], idx[keep]
+        frm = np.concatenate([frm, [terminal, extra]])
+        to = np.concatenate([to, [terminal, extra]])
+        idx = np.concatenate([idx, [one, one]])
+        scatter[precision] = (frm * size + to, idx)
+        r = np.empty(size, dtype=np.int64)
+        r[:-1] = recv
+        r[terminal] = ch.groups[-1] if lc else nc.groups[-1]
+        r[extra] = nc.groups[-1] if la else ch.groups[-1]
+        receivers[precision] = r
+    n_groups = len(groups)
+    killed = np.zeros((n_groups, size), dtype=np.int64)
+    killed[:, :-1] = (nc.killed_by_group(n_groups)[:, a_of] + ch.killed_by_group(n_groups)[:, b_of]).astype(np.int64)
+    killed[:, terminal] = killed[:, extra] = [g.models for g in groups]
+    lost = np.empty(size, dtype=np.int64)
+    lost[:-1] = a_of + b_of
+    lost[terminal] = lost[extra] = la + lc
+    for arr in (killed, lost):
+        arr.flags.writeable = False
+    lay = Layout(nc, ch, size, start, nc.groups[-1] if nc.groups else -1, ch.groups[-1] if ch.groups else -1,
+                 offsets, scatter, receivers, killed, lost, [g.wounds for g in groups])
+    return lay
 
 
 def _save_mixed(loss: np.ndarray, save: float) -> np.ndarray:
@@ -174,15 +230,14 @@ def _mixture_steps(x: np.ndarray, t: np.ndarray, joint: np.ndarray, fail: np.nda
     """ys[m] = sum_n joint[n, m] x T^n for rows x (rows, S), and the expected failed saves (each of
     the n wounds fails with the receiving model's probability `fail` per state)."""
     n_max = joint.shape[0] - 1
+    xs = np.empty((n_max + 1,) + x.shape)
+    xs[0] = x
+    for n in range(n_max):
+        xs[n + 1] = xs[n] @ t
+    flat = xs.reshape(n_max + 1, -1)
+    ys = (joint.T @ flat).reshape((joint.shape[1],) + x.shape)
     tail = joint.sum(axis=1)[::-1].cumsum()[::-1]  # P(N >= n)
-    ys = np.zeros((joint.shape[1],) + x.shape)
-    unsaved = 0.0
-    for n in range(n_max + 1):
-        ys += joint[n][:, None, None] * x[None]
-        if n == n_max:
-            break
-        unsaved += tail[n + 1] * float((x @ fail).sum())
-        x = x @ t
+    unsaved = float(tail[1:] @ (xs[:-1] @ fail).sum(axis=-1)) if n_max else 0.0
     return ys, unsaved
 
 
@@ -193,32 +248,59 @@ def _trimmed_joint(joint: np.ndarray) -> np.ndarray:
 
 
 def _pending_cap(groups: list[ResolvedGroup], target: Target, thinned: bool) -> int:
-    """Rows of a pending axis: the unit's wounds when extra mortal wounds cannot matter (no mortal
-    Feel No Pain, or already thinned), else everything the volley's critical wounds can inflict."""
-    if thinned:
-        return target.total_wounds
-    return sum(g.models * (g.attacks_per_model.size - 1) * (1 + (g.sustained.size - 1 if g.sustained is not None else 0))
-               * (max(d.size for d in g.group_damage) - 1) for g in groups if g.devastating)
+    """Rows of a 10e pending axis (raw mortal wounds; the last row holds "at least this many").
+
+    Already thinned by a Feel No Pain every model shares, or without any mortal FNP, a mortal wound
+    always costs a wound and the unit's remaining wounds are enough. Otherwise each pending mortal
+    wound is still to be rolled against the receiving model's FNP: the cap is the smallest count whose
+    chance of NOT destroying the unit, even with the best FNP of the unit, is below
+    limits.TAIL_EPSILON (or everything the volley's critical wounds can inflict, when that is less)."""
+    wounds = target.total_wounds
+    keep = max(kp for g in groups for kp in g.group_fnp_mortal)
+    if thinned or keep == 0.0:
+        return wounds
+    support = sum(g.models * (g.attacks_per_model.size - 1) * (1 + (g.sustained.size - 1 if g.sustained is not None else 0))
+                  * (max(d.size for d in g.group_damage) - 1) for g in groups if g.devastating)
+    return min(support, _fnp_cap(wounds, keep))
 
 
-def _add_pending(ys: np.ndarray, mw: np.ndarray, axis: int, cap: int) -> np.ndarray:
-    """sum_m ys[m] shifted along the pending `axis` (0: normal, 1: PRECISION) by m critical wounds'
-    mortal wounds (each distributed as `mw`); everything at or beyond `cap` lands in row `cap`."""
+@lru_cache(maxsize=256)
+def _fnp_cap(wounds: int, keep: float) -> int:
+    """Smallest c with P(Binomial(c, 1 - keep) < wounds) < TAIL_EPSILON."""
+    below = np.zeros(wounds)  # pmf of wounds lost so far, below `wounds`
+    below[0] = 1.0
+    c = 0
+    while below.sum() >= limits.TAIL_EPSILON:
+        nxt = below * keep
+        nxt[1:] += below[:-1] * (1.0 - keep)
+        below = nxt
+        c += 1
+    return max(c, wounds)
+
+
+def _add_pending(ys: np.ndarray, live: np.ndarray, shape: tuple, mw: np.ndarray, axis: int) -> np.ndarray:
+    """The new (normal pending, PRECISION pending, state) array: ys[m] (one row per entry of `live`,
+    a flat index into the first two axes of `shape`) with m critical wounds' mortal wounds (each
+    distributed as `mw`) added on `axis` (0: normal, 1: PRECISION); at or beyond the axis' last row
+    everything lands in that row."""
     m_count = ys.shape[0]
+    cap = shape[axis] - 1
     powers = np.zeros((m_count, cap + 1))
     powers[0, 0] = 1.0
     for m in range(1, m_count):
         c = np.convolve(powers[m - 1], mw)
         powers[m, :cap] = c[:cap]
         powers[m, cap] = c[cap:].sum()
-    x = np.moveaxis(ys, axis + 1, 1)  # (m, pending, other, S)
-    rest = x.shape[2:]
-    out = np.zeros((cap + 1,) + rest)
-    for p in np.flatnonzero(x.any(axis=tuple(i for i in range(x.ndim) if i != 1))):
-        added = (powers.T @ x[:, p].reshape(m_count, -1)).reshape((cap + 1,) + rest)  # added[k]: p + k pending
-        out[p:] += added[: cap + 1 - p]
-        out[cap] += added[cap + 1 - p :].sum(axis=0)
-    return np.moveaxis(out, 0, axis)
+    added = (powers.T @ ys.reshape(m_count, -1)).reshape((cap + 1,) + ys.shape[1:])  # [k, row, S]
+    out = np.zeros(shape)
+    rows_n, rows_p = np.divmod(live, shape[1])
+    for i, (pn, pp) in enumerate(zip(rows_n, rows_p, strict=True)):
+        p = (pn, pp)[axis]
+        dest = out[:, pp] if axis == 0 else out[pn]  # (cap + 1, S) view along the pending axis
+        dest[p:] += added[: cap + 1 - p, i]
+        if p:
+            dest[cap] += added[cap + 1 - p :, i].sum(axis=0)
+    return out
 
 
 def run(groups: list[ResolvedGroup], target: Target, devastating_spills: bool) -> dict:
@@ -231,7 +313,7 @@ def run(groups: list[ResolvedGroup], target: Target, devastating_spills: bool) -
     thinned = len(keeps) == 1  # every model rolls the same mortal-wound FNP: roll it as the wounds arrive
     cap_n = cap_p = 0
     if pending:
-        cap = _pending_cap(groups, target, thinned or keeps == {0.0})
+        cap = _pending_cap(groups, target, thinned)
         cap_n = cap if any(g.devastating and not g.precision for g in groups) else 0
         cap_p = cap if any(g.devastating and g.precision for g in groups) else 0
     x = np.zeros((cap_n + 1, cap_p + 1, lay.size))
@@ -248,32 +330,29 @@ def run(groups: list[ResolvedGroup], target: Target, devastating_spills: bool) -
         losses = {i: _save_mixed(exact.loss_pmf(g.group_damage[i], g.group_fnp[i]), saves[i]) for i in range(n_groups)}
         t = lay.transition(losses, g.precision)
         fail = 1.0 - np.asarray(saves)[lay.receiver(g.precision)]
-        shape = x.shape
-        live = np.flatnonzero(x.reshape(-1, lay.size).any(axis=1))
         flat = x.reshape(-1, lay.size)
-        ys_live, unsaved = _mixture_steps(flat[live], t, joint, fail)
-        ys = np.zeros((joint.shape[1],) + flat.shape)
-        ys[:, live] = ys_live
-        ys = ys.reshape((joint.shape[1],) + shape)
+        live = np.flatnonzero(flat.any(axis=1))  # 10e: only the pending rows that hold mass so far
+        ys, unsaved = _mixture_steps(flat[live], t, joint, fail)
         m_mean = float(np.dot(np.arange(joint.shape[1]), joint.sum(axis=0)))
         stages["unsaved"] += unsaved + m_mean
-        if joint.shape[1] == 1:
-            x = ys[0]
-        elif pending:
-            amount = first_allocated(target.groups)
-            if g.precision:
-                amount = lay.ch.groups[0]
+        if joint.shape[1] > 1 and pending:
+            amount = lay.ch.groups[0] if g.precision else first_allocated(target.groups)
             mw = g.group_damage[amount]
             if thinned:
                 mw = exact.loss_pmf(mw, g.group_fnp_mortal[0])
-            x = _add_pending(ys, mw, 1 if g.precision else 0, cap_p if g.precision else cap_n)
+            x = _add_pending(ys, live, x.shape, mw, int(g.precision))
+            continue
+        if joint.shape[1] == 1:
+            r = ys[0]
         else:
             mortal = {i: exact.loss_pmf(g.group_damage[i], g.group_fnp_mortal[i]) for i in range(n_groups)}
             tm = lay.transition(mortal, g.precision)
             r = ys[-1]
             for m in range(joint.shape[1] - 2, -1, -1):
                 r = r @ tm + ys[m]
-            x = r
+        flat = np.zeros_like(flat)
+        flat[live] = r
+        x = flat.reshape(x.shape)
     final = x[0, 0] if not pending else _inflict_pending(x, groups, lay, thinned)
     return _summarise(final, lay, target, n_groups, stages)
 
@@ -297,46 +376,42 @@ def _inflict_pending(x: np.ndarray, groups: list[ResolvedGroup], lay: Layout, th
 
 def _summarise(final: np.ndarray, lay: Layout, target: Target, n_groups: int, stages: dict) -> dict:
     final = np.maximum(final, 0.0)
-    la, lc = lay.nc.length, lay.ch.length
-    a = np.repeat(np.arange(la + 1), lc + 1)
-    b = np.tile(np.arange(lc + 1), la + 1)
-    per_group = np.zeros((n_groups, lay.size), dtype=np.int64)
-    per_group[:, :-1] = (lay.nc.killed_by_group(n_groups)[:, a] + lay.ch.killed_by_group(n_groups)[:, b]).astype(np.int64)
-    per_group[:, -1] = [g.models for g in target.groups]
-    per_group[:, lay.terminal] = [g.models for g in target.groups]
-    total = per_group.sum(axis=0)
+    total = lay.killed.sum(axis=0)
     killed = np.bincount(total, weights=final, minlength=target.models + 1)[: target.models + 1]
-    lost = np.empty(lay.size, dtype=np.int64)
-    lost[:-1] = a + b
-    lost[lay.terminal] = lost[-1] = la + lc
-    damage = np.bincount(np.maximum(lost - target.wounds_lost, 0), weights=final,  # below: unreachable
+    damage = np.bincount(np.maximum(lay.lost - target.wounds_lost, 0), weights=final,  # below 0: unreachable
                          minlength=target.total_wounds + 1)
-    groups_killed = [np.bincount(per_group[i], weights=final, minlength=g.models + 1)[: g.models + 1]
+    groups_killed = [np.bincount(lay.killed[i], weights=final, minlength=g.models + 1)[: g.models + 1]
                      for i, g in enumerate(target.groups)]
     return {"stages": stages, "killed": killed, "damage": damage, "groups": groups_killed}
 
 
 def work_estimate(groups: list[ResolvedGroup], target: Target, devastating_spills: bool) -> tuple[int, int]:
-    """(dense states, estimated floating-point work) of `run`, for engine.api.check_size."""
+    """(dense states, estimated floating-point work) of `run`, for engine.api.check_size. Follows
+    `run`: each weapon steps only the pending rows that hold mass so far."""
     la = sum(g.models * g.wounds for g in target.groups if not g.character)
     lc = sum(g.models * g.wounds for g in target.groups if g.character)
     size = (la + 1) * (lc + 1) + 1
     pending = devastating_spills and any(g.devastating for g in groups)
-    rows = 1
+    cap = 0
     if pending:
         keeps = {kp for g in groups for kp in g.group_fnp_mortal}
-        cap = _pending_cap(groups, target, len(keeps) == 1 or keeps == {0.0}) + 1
-        rows = cap * (cap if any(g.devastating and g.precision for g in groups) and
-                      any(g.devastating and not g.precision for g in groups) else 1)
+        cap = _pending_cap(groups, target, len(keeps) == 1)
+    rows = [1, 1]  # populated rows of the (normal, PRECISION) pending axes
     work = 0
     for g in groups:
         cmax = g.models * (g.attacks_per_model.size - 1)
         n_max = cmax * (1 + (g.sustained.size - 1 if g.sustained is not None else 0))
         m_max = cmax if g.devastating else 0
-        work += size * size * (3 + n_max * rows + m_max) + n_max * (m_max + 1) * rows * size
+        live = rows[0] * rows[1]
+        work += 3 * size * size + n_max * live * size * (size + m_max + 1)
         if g.devastating:  # the joint (normal, devastating) distribution by FFT
             work += (n_max + 1) ** 2 * (cmax + 1) * 4
+            if pending:
+                axis = int(g.precision)
+                work += live * (m_max + 1) * (cap + 1) * size
+                rows[axis] = cap + 1
+            else:
+                work += m_max * size * size
     if pending:
-        work += rows * size * size
+        work += rows[0] * rows[1] * size * size
     return size, work
-

@@ -139,3 +139,133 @@ def _run_chunk(groups: list[ResolvedGroup], target: Target, devastating_spills: 
             _allocate(rng, g, c["devastating"], killed, lost, k, w, g.fnp_mortal)
     flat = np.minimum(killed * w + lost + pending, k * w)
     return {"stages": stages, "killed": flat // w, "damage": flat - target.wounds_lost}
+
+
+# --------------------------------------------------------------------------------------------------
+# Mixed targets (contract 1b): every wound is allocated by the contract's order, then the receiving
+# model's save, damage modifiers and Feel No Pain are rolled. Two queue positions per trial (wounds
+# lost by the non-character models and by the character models, in allocation order) describe the
+# unit completely, as in engine.mixed.
+# --------------------------------------------------------------------------------------------------
+
+
+class _Queues:
+    """Per-position look-ups of both queues: receiving group, and where the current model ends."""
+
+    def __init__(self, target: Target) -> None:
+        from engine.mixed import Queue
+
+        self.queues = [Queue.build(target, False), Queue.build(target, True)]
+        self.length = [q.length for q in self.queues]
+        self.group = [q.pos_group for q in self.queues]
+        self.end = []
+        for q in self.queues:
+            end = np.zeros(q.length + 1, dtype=np.int64)
+            for s, w in zip(q.starts, q.wounds, strict=True):
+                end[s : s + w] = s + w
+            end[q.length] = q.length
+            self.end.append(end)
+        self.last = [q.groups[-1] if q.groups else -1 for q in self.queues]
+
+
+def _sample_rows(rng: np.random.Generator, cdfs: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """One draw per entry of `rows` from the pmf whose CDF is cdfs[row]."""
+    u = rng.random(rows.size)
+    return (cdfs[rows] <= u[:, None]).sum(axis=1)
+
+
+def _cdfs(pmfs: list[np.ndarray]) -> np.ndarray:
+    size = max(p.size for p in pmfs)
+    out = np.ones((len(pmfs), size))
+    for i, p in enumerate(pmfs):
+        c = np.cumsum(p) / p.sum()
+        out[i, : c.size] = c
+    out[:, -1] = 1.0 + 1e-12  # never exceeded: the largest value is the last index
+    return out
+
+
+def _allocate_mixed(rng, q: _Queues, pos: np.ndarray, last: np.ndarray, counts: np.ndarray, precision: bool,
+                    fail: np.ndarray | None, dmg_cdfs: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Allocate counts[t] wounds to trial t one at a time; returns the failed saves per trial.
+    pos[:, 0] / pos[:, 1]: non-character / character queue positions; last: queue of the last model
+    destroyed. `fail` None: no saving throw (mortal wounds)."""
+    unsaved = np.zeros(counts.size)
+    first, second = (1, 0) if precision else (0, 1)
+    for j in range(int(counts.max(initial=0))):
+        idx = np.flatnonzero(counts > j)
+        if idx.size == 0:
+            break
+        p_first, p_second = pos[idx, first], pos[idx, second]
+        on_first = p_first < q.length[first]
+        on_second = ~on_first & (p_second < q.length[second])
+        side = np.where(on_first, first, second)
+        cur = np.where(on_first, p_first, p_second)
+        alive = on_first | on_second
+        grp = np.where(side == 0, q.group[0][np.minimum(cur, q.length[0])], q.group[1][np.minimum(cur, q.length[1])])
+        dead_grp = np.where(last[idx] == 0, q.last[0], q.last[1])
+        grp = np.where(alive, grp, dead_grp)
+        if fail is not None:
+            failed = rng.random(idx.size) < fail[grp]
+            unsaved[idx] += failed
+            hit = alive & failed
+        else:
+            hit = alive
+        t = idx[hit]
+        if t.size == 0:
+            continue
+        g = grp[hit]
+        d = _sample_rows(rng, dmg_cdfs, g)
+        loss = rng.binomial(d, 1.0 - keep[g])
+        s = side[hit]
+        p = pos[t, s]
+        end = np.where(s == 0, q.end[0][np.minimum(p, q.length[0])], q.end[1][np.minimum(p, q.length[1])])
+        new = np.minimum(p + loss, end)
+        pos[t, s] = new
+        destroyed = (new == end) & (new == np.where(s == 0, q.length[0], q.length[1]))
+        other_done = np.where(s == 0, pos[t, 1] >= q.length[1], pos[t, 0] >= q.length[0])
+        last[t[destroyed & other_done]] = s[destroyed & other_done]
+    return unsaved
+
+
+def run_mixed(groups: list[ResolvedGroup], target: Target, devastating_spills: bool, trials: int,
+              rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Per-trial outcomes against a mixed target: stage counts, killed (unit and per group), damage."""
+    from dataclasses import replace
+
+    from engine.request import first_allocated
+
+    q = _Queues(target)
+    pos = np.zeros((trials, 2), dtype=np.int64)
+    pos[:, 0 if q.length[0] else 1] = target.wounds_lost
+    last = np.full(trials, 0 if q.length[0] else 1, dtype=np.int64)
+    pending = np.zeros((trials, 2), dtype=np.int64)  # 10e: raw mortal wounds of normal / PRECISION weapons
+    stages = {key: np.zeros(trials) for key in ("attacks", "hits", "wounds", "unsaved")}
+    for g in groups:
+        c = sample_group(rng, replace(g, save_threshold=8), trials)
+        for key in ("attacks", "hits", "wounds"):
+            stages[key] += c[key]
+        fail = 1.0 - np.asarray(g.group_save_probs())
+        cdfs = _cdfs(g.group_damage)
+        stages["unsaved"] += _allocate_mixed(rng, q, pos, last, c["normal"], g.precision, fail, cdfs,
+                                             np.asarray(g.group_fnp))
+        stages["unsaved"] += c["devastating"]
+        if devastating_spills:
+            amount = q.queues[1].groups[0] if g.precision else first_allocated(target.groups)
+            crit_trial = np.repeat(np.arange(trials), c["devastating"])
+            mw = _sample(rng, g.group_damage[amount], crit_trial.size)
+            pending[:, int(g.precision)] += np.bincount(crit_trial, weights=mw, minlength=trials).astype(np.int64)
+        else:
+            _allocate_mixed(rng, q, pos, last, c["devastating"], g.precision, None, cdfs,
+                            np.asarray(g.group_fnp_mortal))
+    if devastating_spills and pending.any():
+        one = _cdfs([np.array([0.0, 1.0])] * len(target.groups))
+        keep = np.asarray(groups[0].group_fnp_mortal)
+        for side in (0, 1):
+            _allocate_mixed(rng, q, pos, last, pending[:, side], bool(side), None, one, keep)
+    per_group = np.zeros((len(target.groups), trials), dtype=np.int64)
+    for s in (0, 1):
+        queue = q.queues[s]
+        for start, gi, w in zip(queue.starts, queue.model_group, queue.wounds, strict=True):
+            per_group[gi] += pos[:, s] >= start + w
+    return {"stages": stages, "killed": per_group.sum(axis=0), "damage": pos.sum(axis=1) - target.wounds_lost,
+            "groups": per_group}

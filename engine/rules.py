@@ -14,7 +14,7 @@ import numpy as np
 
 from engine import dice
 from engine.editions import HIT_MODIFIER_CAP, SHARED_RULES, WOUND_MODIFIER_CAP, Edition, clamp, wound_needed
-from engine.profiles import Attacker, Context, Group, ModelGroup, Target
+from engine.profiles import Attacker, Context, Group, Target
 
 FAIL, HIT, CRIT = 0, 1, 2
 

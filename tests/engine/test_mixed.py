@@ -3,10 +3,18 @@ one-group form against the single-profile engine."""
 
 from __future__ import annotations
 
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from engine import simulate
+from engine import RequestError, limits, simulate
 from tests.engine.brute import brute_mixed
 from tests.engine.test_exact_brute import CASES
 
@@ -108,3 +116,145 @@ def test_identical_groups_split_agree_with_one_profile(edition, name, volley, ta
     np.testing.assert_allclose(mixed["damage"]["pmf"], single["damage"]["pmf"], atol=1e-9, rtol=0)
     for key in single["stages"]:
         assert mixed["stages"][key] == pytest.approx(single["stages"][key], abs=1e-9), key
+
+
+# ------------------------------------------------------------------------------------------------
+# Exact versus Monte Carlo on hypothesis-generated mixed units (PRECISION and DEVASTATING WOUNDS in
+# both editions are drawn often), within 4 standard errors.
+# ------------------------------------------------------------------------------------------------
+
+MC_TRIALS = 4000
+MIXED_KEYWORDS = ["PRECISION", "DEVASTATING WOUNDS", "SUSTAINED HITS 1", "LETHAL HITS", "BLAST", "TWIN-LINKED",
+                  "MELTA 1", "ANTI-INFANTRY 4+", "IGNORES COVER"]
+mixed_weapon = st.fixed_dictionaries({
+    "name": st.just("w"),
+    "range": st.sampled_from([24, "melee"]),
+    "attacks": st.sampled_from([1, 2, 3, "D3", "D6"]),
+    "skill": st.sampled_from([2, 3, 4]),
+    "strength": st.integers(3, 10),
+    "ap": st.integers(-3, 0),
+    "damage": st.sampled_from([1, 2, "D3", "D6", 3]),
+    "keywords": st.lists(st.sampled_from(MIXED_KEYWORDS), max_size=3, unique=True).map(
+        lambda k: k if k else ["PRECISION"]),
+})
+model_group = st.integers(1, 4).flatmap(lambda w: st.fixed_dictionaries({
+    "name": st.just("g"),
+    "models": st.integers(1, 3),
+    "toughness": st.integers(3, 8),
+    "save": st.integers(2, 6),
+    "wounds": st.just(w),
+    "character": st.booleans(),
+}, optional={
+    "invulnerable": st.sampled_from([None, 4, 5]),
+    "feel_no_pain": st.sampled_from([None, 5, 6]),
+    "feel_no_pain_mortal": st.sampled_from([None, 4]),
+    "damage_reduction": st.sampled_from([0, 1]),
+    "damage_set": st.sampled_from([None, 1, 2]),
+    "halve_damage": st.booleans(),
+}))
+mixed_request = st.fixed_dictionaries({
+    "edition": st.sampled_from(["10e", "11e"]),
+    "volley": st.lists(st.fixed_dictionaries({"models": st.integers(1, 3), "weapon": mixed_weapon}),
+                       min_size=1, max_size=3),
+    "target": st.fixed_dictionaries({
+        "groups": st.lists(model_group, min_size=2, max_size=3).map(
+            lambda gs: [dict(g, name=f"g{i}") for i, g in enumerate(gs)]),
+        "keywords": st.sampled_from([[], ["INFANTRY"]]),
+    }),
+    "context": st.fixed_dictionaries({}, optional={"cover": st.booleans(), "half_range": st.booleans()}),
+    "seed": st.integers(0, 2**31),
+})
+
+
+COMPARED: list[str] = []
+
+
+def _sd(pmf) -> float:
+    p = np.asarray(pmf)
+    x = np.arange(p.size)
+    mean = float(np.dot(x, p))
+    return math.sqrt(max(float(np.dot((x - mean) ** 2, p)), 0.0))
+
+
+@given(mixed_request)
+@settings(max_examples=45, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+def test_mixed_exact_agrees_with_montecarlo(req):
+    ex = simulate(dict(req, method="exact"))  # small enough to be within every exact budget
+    COMPARED.append(req["edition"])
+    mc = simulate(dict(req, method="montecarlo", trials=MC_TRIALS))
+    n = MC_TRIALS
+    for key in ("models_killed", "damage"):
+        se = _sd(ex[key]["pmf"]) / math.sqrt(n)
+        assert abs(mc[key]["mean"] - ex[key]["mean"]) <= 4 * se + 1e-9, (key, mc[key]["mean"], ex[key]["mean"])
+    for key, value in ex["stages"].items():
+        se = mc["standard_error"]["stages"][key]
+        assert abs(mc["stages"][key] - value) <= 4 * se + 1e-9, (key, mc["stages"][key], value)
+    for ge, gm in zip(ex["groups"], mc["groups"], strict=True):
+        se = _sd(ge["models_killed"]["pmf"]) / math.sqrt(n)
+        assert abs(gm["models_killed"]["mean"] - ge["models_killed"]["mean"]) <= 4 * se + 1e-9, ge["name"]
+        assert len(gm["models_killed"]["pmf"]) == len(ge["models_killed"]["pmf"])
+    assert math.fsum(ex["models_killed"]["pmf"]) == pytest.approx(1.0, abs=1e-9)
+
+
+# ------------------------------------------------------------------------------------------------
+# Hostile input
+# ------------------------------------------------------------------------------------------------
+
+def _req(target: dict) -> dict:
+    return {"volley": [W(2, 3, 4, 0, 1)], "target": target}
+
+
+@pytest.mark.parametrize(("target", "field"), [
+    ({"groups": []}, "target.groups"),
+    ({"groups": "Captain"}, "target.groups"),
+    ({"groups": [G(f"g{i}", 1, 4, 3, 1) for i in range(21)]}, "target.groups"),
+    ({"groups": [G("a", 0, 4, 3, 1), G("b", 1, 4, 3, 1)]}, "target.groups[0].models"),
+    ({"groups": [G("a", 60, 4, 3, 1), G("b", 41, 4, 3, 1)]}, "target.groups"),
+    ({"groups": [G("a", 1, 4, 3, 1), {"name": "b", "models": 1}]}, "target.groups[1].toughness"),
+    ({"groups": [G("a", 1, 4, 3, 1), G("b", 1, 4, 3, 1, colour="red")]}, "target.groups[1].colour"),
+    ({"groups": [G("a", 1, 4, 3, 1), G("", 1, 4, 3, 1)]}, "target.groups[1].name"),
+    ({"groups": [G("a", 1, 4, 3, 1), G("b", 1, 4, 3, 1, character="yes")]}, "target.groups[1].character"),
+    ({"groups": [G("a", 1, 4, 3, 2), G("b", 1, 4, 3, 1)], "wounds_lost": 2}, "target.wounds_lost"),
+    ({"groups": [G("a", 1, 4, 3, 2)], "toughness": 4}, "target.toughness"),
+    ({"groups": [G("a", 1, 4, 3, 2, damage_set=0)]}, "target.groups[0].damage_set"),
+    ({"models": 1, "toughness": 4, "save": 3, "wounds": 2, "halve_damage": 1}, "target.halve_damage"),
+])
+def test_bad_groups_name_the_field(target, field):
+    with pytest.raises(RequestError) as info:
+        simulate(_req(target))
+    assert info.value.field == field
+
+
+def test_bad_groups_exit_2_with_the_field(tmp_path):
+    """Through the real CLI: no models, and more than 20 groups, exit 2 with the field named."""
+    for target in ({"groups": []}, {"groups": [G(f"g{i}", 1, 4, 3, 1) for i in range(limits.MAX_TARGET_GROUPS + 1)]}):
+        p = subprocess.run([sys.executable, "-m", "engine", "-"], input=json.dumps(_req(target)), text=True,
+                           capture_output=True, cwd=Path(__file__).resolve().parents[2], timeout=60)
+        assert p.returncode == 2, p.stdout
+        out = json.loads(p.stdout or p.stderr)
+        assert out["field"] == "target.groups" and "limit" in out["error"] or "models" in out["error"]
+
+
+def test_wounds_lost_goes_to_the_first_non_character():
+    out = simulate({"volley": [W(1, 2, 8, -3, 1, ["TORRENT"])],
+                    "target": {"groups": [G("c", 1, 4, 7, 2, True), G("b", 1, 4, 7, 2)], "wounds_lost": 1}})
+    # the one automatic wound (S8 vs T4 wounds on 2+, no save) finishes the wounded bodyguard
+    assert out["groups"][1]["models_killed"]["pmf"][1] == pytest.approx(5 / 6)
+    assert out["groups"][0]["models_killed"]["mean"] == 0.0
+
+
+def test_huge_mixed_unit_is_refused_not_run():
+    groups = [G("b", 90, 4, 3, 10), G("c", 10, 4, 3, 10, True)]
+    with pytest.raises(RequestError) as info:
+        simulate(_req({"groups": groups}))
+    assert info.value.field == "target.groups"
+    mc = simulate(dict(_req({"groups": groups}), method="montecarlo", trials=200, seed=1))
+    assert [g["name"] for g in mc["groups"]] == ["b", "c"]
+
+
+def test_mixed_agreement_covered_enough_units():
+    """The property test above compared at least 40 mixed units (it runs first in this module)."""
+    if not COMPARED:
+        pytest.skip("the property test did not run in this session (selected alone)")
+    assert len(COMPARED) >= 40 and {"10e", "11e"} <= set(COMPARED)
