@@ -7,6 +7,7 @@ import logging
 import pkgutil
 import secrets
 import traceback
+from typing import TYPE_CHECKING
 
 import discord
 from discord import app_commands
@@ -14,9 +15,12 @@ from discord.ext import commands
 
 import cogs
 from bot.config import Settings
-from bot.errors import UserError
+from bot.errors import ConfigError, UserError
 from bot.render.common import COLOUR_ERROR, NO_MENTIONS
 from bot.services import Services
+
+if TYPE_CHECKING:
+    from bot.web.server import WebServer
 
 log = logging.getLogger("cogitator.client")
 
@@ -125,11 +129,13 @@ class CogitatorBot(commands.AutoShardedBot):
         self.settings = settings
         self.services = services or Services(settings)
         self.sync_on_start = sync_on_start
+        self.web: WebServer | None = None
 
     async def setup_hook(self) -> None:
         for name in cog_modules():
             await self.load_extension(name)
         log.info("cogs loaded", extra={"commands": len(self.tree.get_commands())})
+        await self.start_web()
         if self.sync_on_start:
             await self.sync_commands()
 
@@ -147,8 +153,28 @@ class CogitatorBot(commands.AutoShardedBot):
     async def on_ready(self) -> None:
         log.info("ready", extra={"user": str(self.user), "guilds": len(self.guilds), "shards": self.shard_count})
 
+    async def start_web(self) -> None:
+        """The optional live board (COGITATOR_WEB_PORT), in this process and event loop."""
+        if self.settings.web_port is None or self.web is not None:
+            return
+        from bot.web.server import WebServer, WebSettings
+
+        web = WebServer(WebSettings(port=self.settings.web_port, bind=self.settings.web_bind,
+                                    public_url=self.settings.web_public_url),
+                        tokens_of=lambda: self.services.overlay_tokens, store_of=lambda: self.services.games)
+        try:
+            await web.start()
+        except OSError as error:
+            await web.close()
+            raise ConfigError(f"the live board cannot listen on {self.settings.web_bind}:{self.settings.web_port}: "
+                              f"{error.strerror or error}") from None
+        self.web = web
+
     async def close(self) -> None:
         try:
+            if self.web is not None:
+                await self.web.close()
+                self.web = None
             await super().close()
         finally:
             self.services.close()

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+import yarl
 
 from bot.errors import ConfigError
 
@@ -25,6 +28,9 @@ class Settings:
     log_level: str = "INFO"
     dev_guild_id: int | None = None
     sync_commands: bool = True
+    web_port: int | None = None  # the live board's port; None: the web server is off
+    web_bind: str = "127.0.0.1"
+    web_public_url: str | None = None  # how viewers reach it (a reverse proxy's https URL), for the links
 
     def __repr__(self) -> str:  # never show the token, even in a debugger or a log line
         token = "set" if self.token else "unset"
@@ -78,6 +84,35 @@ def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
     raise ConfigError(f"{name} must be true or false, got {raw[:40]!r}")
 
 
+def _port(env: Mapping[str, str]) -> int | None:
+    raw = env.get("COGITATOR_WEB_PORT", "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or not 0 < int(raw) < 65536:
+        raise ConfigError(f"COGITATOR_WEB_PORT must be a TCP port (1-65535), got {raw[:40]!r}")
+    return int(raw)
+
+
+def _bind(env: Mapping[str, str]) -> str:
+    raw = env.get("COGITATOR_WEB_BIND", "").strip() or "127.0.0.1"
+    try:
+        ipaddress.ip_address(raw)
+    except ValueError:
+        raise ConfigError(f"COGITATOR_WEB_BIND must be an IP address such as 127.0.0.1, got {raw[:40]!r}") from None
+    return raw
+
+
+def _public_url(env: Mapping[str, str]) -> str | None:
+    raw = env.get("COGITATOR_WEB_PUBLIC_URL", "").strip()
+    if not raw:
+        return None
+    url = yarl.URL(raw)
+    if url.scheme not in ("http", "https") or not url.host or url.user or url.query_string or url.fragment:
+        raise ConfigError(f"COGITATOR_WEB_PUBLIC_URL must be an http(s) URL such as https://board.example.org, "
+                          f"got {raw[:60]!r}")
+    return raw.rstrip("/")
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """Read and validate every setting; raise ConfigError with one clear sentence on the first bad one."""
     env = os.environ if env is None else env
@@ -97,6 +132,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         log_level=level,
         dev_guild_id=_guild(env),
         sync_commands=_bool(env, "COGITATOR_SYNC", True),
+        web_port=_port(env),
+        web_bind=_bind(env),
+        web_public_url=_public_url(env),
     )
 
 

@@ -604,11 +604,12 @@ class ConsoleSession:
 
 
 def _is_interaction_work(task: asyncio.Task) -> bool:
+    """Tasks an interaction may leave running: view timers, and the live board's connections and feed
+    (a page's event stream never ends by itself, and a page may connect while a command runs)."""
     coro = task.get_coro()
     name = getattr(coro, "__qualname__", "") or ""
-    return "timeout" not in name.lower() and "inner_call" not in name and not task.get_name().startswith(
-        "discord-ui-view-timeout"
-    )
+    return ("timeout" not in name.lower() and "inner_call" not in name and not name.startswith("RequestHandler")
+            and not task.get_name().startswith(("discord-ui-view-timeout", "overlay-feed")))
 
 
 class _FakeResponse:

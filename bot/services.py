@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from bot.games.store import GameStore
     from bot.guild_settings import GuildSettings
     from bot.sim.service import SimulationService
+    from bot.web.tokens import OverlayTokens
 
 
 class Services:
@@ -47,9 +48,15 @@ class Services:
 
         return SimulationService()
 
+    @cached_property
+    def overlay_tokens(self) -> OverlayTokens:
+        from bot.web.tokens import OverlayTokens
+
+        return OverlayTokens(self.settings.db_path)
+
     def close(self) -> None:
         """Close whatever was opened; safe to call twice."""
-        for name in ("catalog", "games", "guild_settings", "simulation"):
+        for name in ("catalog", "games", "guild_settings", "simulation", "overlay_tokens"):
             service = self.__dict__.pop(name, None)
             if service is not None and hasattr(service, "close"):
                 with contextlib.suppress(Exception):

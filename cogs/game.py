@@ -321,6 +321,25 @@ class Game(commands.GroupCog, group_name="game", group_description="Track a batt
         embed = render.board_embed(result.state, result.game_id, note=escape(result.outcome.message))
         await interaction.response.send_message(embed=embed, allowed_mentions=NO_MENTIONS)
 
+    @app_commands.command(name="overlay", description="A read-only live-board link of this game for stream overlays.")
+    @app_commands.describe(revoke="Stop every live-board link of this game instead")
+    async def overlay(self, interaction: discord.Interaction, revoke: bool = False) -> None:
+        from bot.web import links
+
+        web = getattr(self.bot, "web", None)
+        if web is None:
+            raise UserError(links.WEB_OFF)
+        perms = interaction.permissions
+        manager = bool(perms and (perms.manage_channels or perms.administrator))
+        services = self.bot.services  # type: ignore[attr-defined]
+        who = {"channel_id": _channel(interaction), "user_id": interaction.user.id, "manager": manager}
+        if revoke:
+            text = await call(interaction, links.revoke_links, services.games, services.overlay_tokens, **who)
+        else:
+            text = await call(interaction, links.issue_link, services.games, services.overlay_tokens, web.link, **who)
+        await interaction.response.send_message(text, ephemeral=True, allowed_mentions=NO_MENTIONS,
+                                                suppress_embeds=True)
+
     @app_commands.command(name="history", description="List the finished games of this channel.")
     async def history(self, interaction: discord.Interaction) -> None:
         games = await call(interaction, store_of(interaction).history, _channel(interaction))

@@ -13,7 +13,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -210,12 +210,16 @@ class GameStore:
         return [{"game_id": r["id"], "status": r["status"], "created_at": r["created_at"], "ended_at": r["ended_at"],
                  "state": GameState.from_dict(json.loads(r["state"]))} for r in rows]
 
-    def export(self, channel_id: int, *, now: float | None = None) -> dict[str, Any] | None:
+    def export(self, channel_id: int, *, now: float | None = None, game_id: int | None = None) -> dict[str, Any] | None:
         """Contract 4: the channel's game (the active one, else the last finished) as JSON-able data.
 
         Clock times are as of `now` (default: the store's clock), derived from the logged timestamps.
+        With `game_id`, that game of the channel, whatever came after it (the live board's link).
         """
-        row = self._latest_game(self._conn(), channel_id)
+        conn = self._conn()
+        row = (conn.execute("SELECT id, status, state, created_at, ended_at FROM games WHERE id = ? AND channel_id = ?",
+                            (game_id, channel_id)).fetchone()
+               if game_id is not None else self._latest_game(conn, channel_id))
         if row is None:
             return None
         state = GameState.from_dict(json.loads(row["state"]))
@@ -240,6 +244,18 @@ class GameStore:
                      "undone": e["undone"]} for e in log],
             **mission_export(state, self.now() if now is None else now),
         }
+
+    def versions(self, game_ids: Sequence[int]) -> dict[int, tuple[int, str]]:
+        """(last event seq, status) of each game: one cheap query, polled by the live board's change feed.
+
+        Every committed change appends an event (undo too) and bumps `last_seq`, in whatever process it ran.
+        """
+        if not game_ids:
+            return {}
+        marks = ",".join("?" * len(game_ids))
+        rows = self._conn().execute(f"SELECT id, last_seq, status FROM games WHERE id IN ({marks})",
+                                    tuple(game_ids)).fetchall()
+        return {int(r["id"]): (int(r["last_seq"]), r["status"]) for r in rows}
 
     def verify(self, channel_id: int) -> bool:
         """True when the stored snapshot equals the fold of the log (the log is the truth)."""

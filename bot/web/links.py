@@ -1,0 +1,43 @@
+"""`/game overlay`: who may make or revoke a channel game's live-board link, and the words of the answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.errors import UserError
+from bot.games.store import NO_GAME
+from bot.web.tokens import LINKS_PER_GAME_MAX, OverlayTokens
+
+WEB_OFF = ("The live board is off on this bot. The operator turns it on by setting `COGITATOR_WEB_PORT` "
+           "(see docs/operations.md).")
+
+
+def _game(store: Any, channel_id: int, user_id: int, manager: bool) -> dict[str, Any]:
+    export = store.export(channel_id)
+    if export is None:
+        raise UserError(NO_GAME)
+    if not manager and user_id not in {p["user_id"] for p in export["players"]}:
+        raise UserError("Only the game's players, or members with Manage Channel, can manage its live board.")
+    return export
+
+
+def issue_link(store: Any, tokens: OverlayTokens, link_for: Any, *, channel_id: int, user_id: int,
+               manager: bool) -> str:
+    """A new unguessable link to the channel's game (the active one, else the last finished one)."""
+    export = _game(store, channel_id, user_id, manager)
+    token = tokens.issue(export["game_id"], channel_id, user_id)
+    url = link_for(token)
+    views = " · ".join(f"`{v}`" for v in ("scoreboard", "banner", "round", "clocks", "log"))
+    return (f"Live board of game #{export['game_id']} (read-only, updates as the game changes):\n{url}\n\n"
+            f"Add it to OBS as a browser source sized 1920×1080; the background is transparent. One view per "
+            f"source: append {views} to the link. Anyone with the link can watch, so share it only with your "
+            f"stream. `/game overlay revoke:true` stops every link of this game (the newest "
+            f"{LINKS_PER_GAME_MAX} links work at once).")
+
+
+def revoke_links(store: Any, tokens: OverlayTokens, *, channel_id: int, user_id: int, manager: bool) -> str:
+    export = _game(store, channel_id, user_id, manager)
+    count = tokens.revoke(export["game_id"])
+    if not count:
+        return f"Game #{export['game_id']} has no live-board link to revoke."
+    return f"Revoked {count} live-board link{'s' if count != 1 else ''} of game #{export['game_id']}: they now show nothing."

@@ -1,0 +1,225 @@
+"""The live-board web server: static assets, one read-only page per view, and a server-sent event stream.
+
+Routes (GET/HEAD only):
+  /o/<token>/[view]   the page; views: board (default), scoreboard, banner, round, clocks, log
+  /o/<token>/state    the current page model as JSON
+  /o/<token>/events   server-sent events: one `state` message per committed change, a comment every 15 s
+  /static/<file>      the page's script and style sheet (served from memory, never from a path)
+Anything else, a malformed, unknown or revoked token alike: 404 with the same small body.
+
+Every response carries a strict CSP (scripts only from this origin, no inline script or style
+attribute), `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer`, no CORS headers, and
+`Cache-Control: no-store`. Limits: request bodies are refused, request headers are capped by aiohttp
+(8 KB a line), and open event streams are capped per address and in all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import resource
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from aiohttp import web
+
+from bot.web.feed import GameFeed
+from bot.web.tokens import OverlayTokens
+
+log = logging.getLogger("cogitator.web")
+
+VIEWS = ("board", "scoreboard", "banner", "round", "clocks", "log")
+HEARTBEAT_S = 15.0
+RETRY_MS = 1000
+STREAMS_MAX = 2000
+STREAMS_PER_ADDRESS_MAX = 200
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+                                "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+    "Cross-Origin-Resource-Policy": "same-origin",
+    "X-Frame-Options": "DENY",
+}
+STATIC_TYPES = {"overlay.js": "text/javascript", "overlay.css": "text/css", "favicon.svg": "image/svg+xml"}
+NOT_FOUND = "Not found\n"
+
+
+@dataclass(frozen=True)
+class WebSettings:
+    port: int
+    bind: str = "127.0.0.1"
+    public_url: str | None = None
+    streams_max: int = STREAMS_MAX
+    streams_per_address_max: int = STREAMS_PER_ADDRESS_MAX
+
+    @property
+    def base_url(self) -> str:
+        if self.public_url:
+            return self.public_url.rstrip("/")
+        host = f"[{self.bind}]" if ":" in self.bind else self.bind
+        return f"http://{'127.0.0.1' if self.bind in ('0.0.0.0', '::') else host}:{self.port}"
+
+
+def _static_files() -> dict[str, bytes]:
+    folder = resources.files("bot.web") / "static"
+    return {name: (folder / name).read_bytes() for name in (*STATIC_TYPES, "page.html")}
+
+
+@web.middleware
+async def _headers(request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
+    try:
+        response = await handler(request)
+    except web.HTTPException as error:  # the router's 404 and 405 (POST, PUT, ...): plain, small, same headers
+        response = _not_found() if error.status == 404 else web.Response(
+            status=error.status, text=f"{error.reason}\n", content_type="text/plain",
+            headers={k: v for k, v in error.headers.items() if k == "Allow"})
+    response.headers.update(SECURITY_HEADERS)
+    return response
+
+
+def _not_found() -> web.Response:
+    return web.Response(status=404, text=NOT_FOUND, content_type="text/plain")
+
+
+class WebServer:
+    """The aiohttp application and its site, started and stopped with the bot."""
+
+    def __init__(self, settings: WebSettings, *, tokens_of: Callable[[], OverlayTokens],
+                 store_of: Callable[[], Any]) -> None:
+        self.settings = settings
+        self._tokens_of = tokens_of
+        self.feed = GameFeed(store_of)
+        self._files = _static_files()
+        self._streams: dict[str, int] = {}
+        self._stream_tasks: set[asyncio.Task[Any]] = set()
+        self._runner: web.AppRunner | None = None
+        self._closing = asyncio.Event()
+        self.port: int | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    def app(self) -> web.Application:
+        app = web.Application(middlewares=[_headers], client_max_size=1024, handler_args={"max_field_size": 8190})
+        app.router.add_get("/static/{name}", self._static)
+        app.router.add_get("/favicon.ico", self._favicon)
+        app.router.add_get("/o/{token}/state", self._state)
+        app.router.add_get("/o/{token}/events", self._events)
+        app.router.add_get("/o/{token}/{view}", self._page)
+        app.router.add_get("/o/{token}/", self._page)
+        return app
+
+    async def start(self) -> None:
+        _raise_open_files_limit()
+        self._runner = web.AppRunner(self.app(), access_log=None, handle_signals=False, shutdown_timeout=1.0,
+                                    handler_cancellation=True)  # a closed page ends its stream at once
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.settings.bind, self.settings.port, backlog=1024, reuse_address=True)
+        await site.start()
+        sockets = getattr(site._server, "sockets", None) or []  # noqa: SLF001 - the bound port when 0 was asked
+        self.port = sockets[0].getsockname()[1] if sockets else self.settings.port
+        log.info("live board listening", extra={"bind": self.settings.bind, "port": self.port})
+
+    async def close(self) -> None:
+        self._closing.set()
+        self.feed.wake_all()
+        await asyncio.sleep(0)  # let the woken streams finish their responses
+        await self.feed.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    def link(self, token: str) -> str:
+        base = self.settings.base_url
+        if not self.settings.public_url and self.port:
+            base = base.rsplit(":", 1)[0] + f":{self.port}"
+        return f"{base}/o/{token}/"
+
+    # ------------------------------------------------------------------ handlers
+    async def _static(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        if name not in STATIC_TYPES:
+            return _not_found()
+        return web.Response(body=self._files[name], content_type=STATIC_TYPES[name])
+
+    async def _favicon(self, request: web.Request) -> web.Response:
+        return web.Response(body=self._files["favicon.svg"], content_type="image/svg+xml")
+
+    async def _resolve(self, request: web.Request):  # noqa: ANN202 - Link | None
+        token = request.match_info["token"]
+        return await asyncio.to_thread(self._tokens_of().resolve, token)
+
+    async def _page(self, request: web.Request) -> web.Response:
+        view = request.match_info.get("view") or "board"
+        if view not in VIEWS or await self._resolve(request) is None:
+            return _not_found()
+        html = self._files["page.html"].replace(b"{{view}}", view.encode())
+        return web.Response(body=html, content_type="text/html", charset="utf-8")
+
+    async def _state(self, request: web.Request) -> web.Response:
+        link = await self._resolve(request)
+        if link is None:
+            return _not_found()
+        box, payload = await self.feed.subscribe(link.game_id, link.channel_id)
+        self.feed.unsubscribe(link.game_id, box)
+        if payload is None:
+            return _not_found()
+        return web.Response(body=_envelope(payload), content_type="application/json")
+
+    async def _events(self, request: web.Request) -> web.StreamResponse:
+        link = await self._resolve(request)
+        if link is None:
+            return _not_found()
+        address = request.remote or "?"
+        if (sum(self._streams.values()) >= self.settings.streams_max
+                or self._streams.get(address, 0) >= self.settings.streams_per_address_max):
+            return web.Response(status=429, text="Too many open pages\n", content_type="text/plain",
+                                headers={"Retry-After": "10"})
+        self._streams[address] = self._streams.get(address, 0) + 1
+        box, payload = await self.feed.subscribe(link.game_id, link.channel_id)
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"})
+        response.headers.update(SECURITY_HEADERS)
+        try:
+            await response.prepare(request)
+            await response.write(f"retry: {RETRY_MS}\n\n".encode())
+            while True:
+                if payload is not None:
+                    await response.write(b"event: state\ndata: " + _envelope(payload) + b"\n\n")
+                else:
+                    await response.write(b": ping\n\n")
+                payload = await box.get(HEARTBEAT_S)
+                if self._closing.is_set():
+                    break
+        except ConnectionResetError:  # the page went away mid-write
+            pass
+        finally:
+            self.feed.unsubscribe(link.game_id, box)
+            left = self._streams.get(address, 1) - 1
+            if left:
+                self._streams[address] = left
+            else:
+                self._streams.pop(address, None)
+        return response
+
+    @property
+    def open_streams(self) -> int:
+        return sum(self._streams.values())
+
+
+def _envelope(payload: bytes) -> bytes:
+    """The shared page model plus the server's clock, so a page counts a running clock down correctly."""
+    return b'{"now":' + json.dumps(round(time.time(), 3)).encode() + b',"state":' + payload + b"}"
+
+
+def _raise_open_files_limit() -> None:
+    """Each open page is a socket: let the process use its hard limit of open files."""
+    with contextlib.suppress(ValueError, OSError):
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if hard == resource.RLIM_INFINITY or soft < hard:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard if hard != resource.RLIM_INFINITY else 65536, hard))

@@ -1,0 +1,168 @@
+"""The live board over real HTTP: links, 404s, headers, the event stream and its limits."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import aiohttp
+import pytest
+
+from bot.console import ConsoleSession
+from bot.web.server import SECURITY_HEADERS
+from bot.web.tokens import token_hash
+from tests.web.conftest import ALICE, BOB, overlay_link, start_game
+
+pytestmark = pytest.mark.asyncio
+
+
+async def next_state(stream: aiohttp.StreamReader, timeout: float = 5.0) -> dict:
+    """The next `state` message of an event stream (comments and retry lines skipped)."""
+    deadline = time.monotonic() + timeout
+    event = None
+    while True:
+        line = await asyncio.wait_for(stream.readline(), max(0.01, deadline - time.monotonic()))
+        text = line.decode().rstrip("\n")
+        if text.startswith("event: "):
+            event = text[7:]
+        elif text.startswith("data: ") and event == "state":
+            return json.loads(text[6:])["state"]
+
+
+async def test_page_state_and_headers(web_console: ConsoleSession, http: aiohttp.ClientSession) -> None:
+    await start_game(web_console)
+    link = await overlay_link(web_console)
+    for view in ("", "scoreboard", "banner", "round", "clocks", "log"):
+        async with http.get(link + view) as page:
+            assert page.status == 200
+            body = await page.text()
+            assert f'data-view="{view or "board"}"' in body
+            assert "<script>" not in body and "<style" not in body  # nothing inline for the CSP to allow
+            for name, value in SECURITY_HEADERS.items():
+                assert page.headers[name] == value
+            assert "Access-Control-Allow-Origin" not in page.headers
+    async with http.get(link + "state") as response:
+        state = (await response.json())["state"]
+    assert [p["name"] for p in state["players"]] == ["Alice", "Bob"]
+    assert (state["round"], state["phase"], state["active"], state["status"]) == (1, "Command", "Alice", "active")
+    assert len(state["log"]) <= 5
+
+
+async def test_wrong_revoked_and_malformed_tokens_are_404(web_console: ConsoleSession,
+                                                          http: aiohttp.ClientSession) -> None:
+    await start_game(web_console)
+    link = await overlay_link(web_console)
+    base = link.split("/o/")[0]
+    token = link.split("/o/")[1].strip("/")
+    stored = web_console.bot.services.overlay_tokens._conn.execute(
+        "SELECT token_hash FROM overlay_tokens").fetchall()
+    assert [r[0] for r in stored] == [token_hash(token)], "only the hash is stored"
+    replies = await web_console.send("/game overlay revoke:true")
+    assert replies[0].ephemeral and "Revoked 1" in replies[0].text()
+    wrong = "A" * 43
+    paths = [f"/o/{token}/", f"/o/{token}/events", f"/o/{token}/state", f"/o/{wrong}/", f"/o/{wrong}/events",
+             "/o/short/", f"/o/{wrong}/unknown-view", "/static/../bot/config.py", "/static/page.html",
+             "/static/%2e%2e/%2e%2e/pyproject.toml", "/", "/o/", "/etc/passwd"]
+    bodies = set()
+    for path in paths:
+        async with http.get(base + path) as response:
+            assert response.status == 404, path
+            assert response.headers["X-Content-Type-Options"] == "nosniff"
+            bodies.add(await response.text())
+    assert len(bodies) == 1, "every miss looks the same"
+    async with http.post(f"{base}/o/{wrong}/", data=b"x") as response:
+        assert response.status in (404, 405)
+
+
+async def test_link_needs_a_player_or_manage_channel(web_console: ConsoleSession) -> None:
+    await start_game(web_console)
+    await web_console.send(":as 333")
+    replies = await web_console.send("/game overlay")
+    assert replies[0].ephemeral and "Only the game's players" in replies[0].text()
+    await web_console.send(":perms manage_channels")
+    await overlay_link(web_console)
+
+
+async def test_without_port_the_command_explains(console: ConsoleSession) -> None:
+    await start_game(console)
+    replies = await console.send("/game overlay")
+    assert replies[0].ephemeral and "COGITATOR_WEB_PORT" in replies[0].text()
+
+
+async def test_every_change_reaches_the_stream(web_console: ConsoleSession, http: aiohttp.ClientSession) -> None:
+    await start_game(web_console)
+    link = await overlay_link(web_console)
+    async with http.get(link + "events") as stream:
+        assert stream.headers["Content-Type"] == "text/event-stream"
+        first = await next_state(stream.content)
+        assert first["players"][0]["cp"] == 1
+        for line, check in (("/cp gain amount:2 force:true", lambda s: s["players"][0]["cp"] == 3),
+                            ("/game next", lambda s: s["phase"] == "Movement"),
+                            ("/game undo", lambda s: s["phase"] == "Command"),
+                            ("/vp add amount:4", lambda s: s["players"][0]["vp"] == 4)):
+            started = time.monotonic()
+            await web_console.send(line)
+            state = await next_state(stream.content)
+            assert check(state), (line, state)
+            assert time.monotonic() - started < 2.0
+
+
+async def test_a_change_from_another_process_reaches_the_stream(web_console: ConsoleSession,
+                                                               http: aiohttp.ClientSession) -> None:
+    """The feed polls the database: a write by another store (another shard) shows up too."""
+    from bot.games import commands
+    from bot.games.store import GameStore
+
+    await start_game(web_console)
+    link = await overlay_link(web_console)
+    other = GameStore(web_console.settings.db_path)
+    try:
+        async with http.get(link + "events") as stream:
+            await next_state(stream.content)
+            await asyncio.to_thread(other.act, 1001, commands.vp_set, BOB, 7)
+            state = await next_state(stream.content)
+            assert state["players"][1]["vp"] == 7
+    finally:
+        other.close()
+
+
+async def test_hostile_names_arrive_as_plain_data(web_console: ConsoleSession, http: aiohttp.ClientSession) -> None:
+    hostile = '<img src=x onerror=alert(1)> @everyone </script>'
+    await start_game(web_console, alice=hostile)
+    link = await overlay_link(web_console)
+    async with http.get(link + "state") as response:
+        raw = await response.read()
+    assert b"<img" not in raw and b"</script>" not in raw  # ensure_ascii + \u escapes: JSON, not markup
+    assert json.loads(raw)["state"]["players"][0]["name"] == hostile
+
+
+async def test_stream_limit_per_address(web_console: ConsoleSession, http: aiohttp.ClientSession) -> None:
+    await start_game(web_console)
+    link = await overlay_link(web_console)
+    web = web_console.bot.web
+    object.__setattr__(web.settings, "streams_per_address_max", 3)
+    streams = [await http.get(link + "events") for _ in range(3)]
+    try:
+        async with http.get(link + "events") as refused:
+            assert refused.status == 429
+        assert web.open_streams == 3
+    finally:
+        for s in streams:
+            s.close()
+    await asyncio.sleep(0.2)
+    assert web.open_streams == 0
+
+
+async def test_the_page_follows_a_restart(web_console: ConsoleSession, http: aiohttp.ClientSession) -> None:
+    await start_game(web_console)
+    link = await overlay_link(web_console)
+    await web_console.send(":restart")
+    port = web_console.bot.web.port
+    link = link.split("/o/")[0].rsplit(":", 1)[0] + f":{port}/o/" + link.split("/o/")[1]
+    async with http.get(link + "state") as response:
+        assert response.status == 200, "links survive a restart (the token is in the database)"
+    await web_console.send(":as 222")
+    assert (await web_console.send("/cp gain amount:1 force:true"))[0].ephemeral is False
+    async with http.get(link + "state") as response:
+        assert (await response.json())["state"]["players"][ALICE and 1]["cp"] == 2
