@@ -14,6 +14,7 @@ import contextlib
 import json
 import logging
 from collections.abc import Callable
+from concurrent.futures import Executor
 from typing import Any
 
 from bot.web.view import overlay_view
@@ -61,8 +62,10 @@ class _Watched:
 class GameFeed:
     """Subscriptions of pages to games, fed by one polling task while anyone watches."""
 
-    def __init__(self, store_of: Callable[[], Any], *, interval: float = POLL_INTERVAL_S) -> None:
+    def __init__(self, store_of: Callable[[], Any], *, interval: float = POLL_INTERVAL_S,
+                 executor: Executor | None = None) -> None:
         self._store_of = store_of  # the current GameStore (a console :restart replaces it)
+        self._executor = executor  # the web server's own threads, so pages never starve Discord's commands
         self._interval = interval
         self._games: dict[int, _Watched] = {}
         self._task: asyncio.Task[None] | None = None
@@ -115,11 +118,12 @@ class GameFeed:
 
     async def _refresh(self, games: dict[int, _Watched]) -> None:
         store = self._store_of()
-        versions = await asyncio.to_thread(store.versions, list(games))
+        loop = asyncio.get_running_loop()
+        versions = await loop.run_in_executor(self._executor, store.versions, list(games))
         changed = {gid: w for gid, w in games.items() if versions.get(gid) != w.version}
         if not changed:
             return
-        payloads = await asyncio.to_thread(_payloads, store, changed, versions)
+        payloads = await loop.run_in_executor(self._executor, _payloads, store, changed, versions)
         for gid, watched in changed.items():
             watched.version = versions.get(gid)
             watched.payload = payloads.get(gid)

@@ -22,6 +22,7 @@ import logging
 import resource
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -96,17 +97,22 @@ class WebServer:
                  store_of: Callable[[], Any]) -> None:
         self.settings = settings
         self._tokens_of = tokens_of
-        self.feed = GameFeed(store_of)
         self._files = _static_files()
-        self._streams: dict[str, int] = {}
-        self._stream_tasks: set[asyncio.Task[Any]] = set()
+        self._in_flight: dict[str, int] = {}
+        self._in_flight_total = 0
+        self.open_streams = 0
+        # The server's own threads for database reads: a flood of pages can't starve the threads that
+        # Discord commands use (asyncio's default executor).
+        self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="web")
+        self.feed = GameFeed(store_of, executor=self._executor)
         self._runner: web.AppRunner | None = None
         self._closing = asyncio.Event()
         self.port: int | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def app(self) -> web.Application:
-        app = web.Application(middlewares=[_headers], client_max_size=1024, handler_args={"max_field_size": 8190})
+        app = web.Application(middlewares=[_headers, self._limit], client_max_size=1024,
+                              handler_args={"max_field_size": 8190})
         app.router.add_get("/static/{name}", self._static)
         app.router.add_get("/favicon.ico", self._favicon)
         app.router.add_get("/o/{token}/state", self._state)
@@ -134,6 +140,7 @@ class WebServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        self._executor.shutdown(wait=False, cancel_futures=True)
 
     def link(self, token: str) -> str:
         base = self.settings.base_url
@@ -142,6 +149,27 @@ class WebServer:
         return f"{base}/o/{token}/"
 
     # ------------------------------------------------------------------ handlers
+    @web.middleware
+    async def _limit(self, request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
+        """At most `streams_per_address_max` requests in progress per client address (an open page is one
+        long request) and `streams_max` in all: a flood is answered 429 before any work is done."""
+        address = request.remote or "?"
+        if self._in_flight_total >= self.settings.streams_max or \
+                self._in_flight.get(address, 0) >= self.settings.streams_per_address_max:
+            return web.Response(status=429, text="Too many open pages\n", content_type="text/plain",
+                                headers={"Retry-After": "10"})
+        self._in_flight[address] = self._in_flight.get(address, 0) + 1
+        self._in_flight_total += 1
+        try:
+            return await handler(request)
+        finally:
+            self._in_flight_total -= 1
+            left = self._in_flight[address] - 1
+            if left:
+                self._in_flight[address] = left
+            else:
+                del self._in_flight[address]
+
     async def _static(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
         if name not in STATIC_TYPES:
@@ -153,7 +181,7 @@ class WebServer:
 
     async def _resolve(self, request: web.Request):  # noqa: ANN202 - Link | None
         token = request.match_info["token"]
-        return await asyncio.to_thread(self._tokens_of().resolve, token)
+        return await asyncio.get_running_loop().run_in_executor(self._executor, self._tokens_of().resolve, token)
 
     async def _page(self, request: web.Request) -> web.Response:
         view = request.match_info.get("view") or "board"
@@ -176,15 +204,10 @@ class WebServer:
         link = await self._resolve(request)
         if link is None:
             return _not_found()
-        address = request.remote or "?"
-        if (sum(self._streams.values()) >= self.settings.streams_max
-                or self._streams.get(address, 0) >= self.settings.streams_per_address_max):
-            return web.Response(status=429, text="Too many open pages\n", content_type="text/plain",
-                                headers={"Retry-After": "10"})
-        self._streams[address] = self._streams.get(address, 0) + 1
         box, payload = await self.feed.subscribe(link.game_id, link.channel_id)
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"})
         response.headers.update(SECURITY_HEADERS)
+        self.open_streams += 1
         try:
             await response.prepare(request)
             await response.write(f"retry: {RETRY_MS}\n\n".encode())
@@ -199,17 +222,9 @@ class WebServer:
         except ConnectionResetError:  # the page went away mid-write
             pass
         finally:
+            self.open_streams -= 1
             self.feed.unsubscribe(link.game_id, box)
-            left = self._streams.get(address, 1) - 1
-            if left:
-                self._streams[address] = left
-            else:
-                self._streams.pop(address, None)
         return response
-
-    @property
-    def open_streams(self) -> int:
-        return sum(self._streams.values())
 
 
 def _envelope(payload: bytes) -> bytes:

@@ -1,0 +1,214 @@
+"""Live-board benchmark: change-to-page latency, memory per open page, and Discord latency under load.
+
+    .venv/bin/python bench/bench_web.py [--pages 50] [--changes 100] [--streams 1000] [--flood 10000]
+                                        [--n 200] [--no-import]
+
+A real `python -m bot run` process (fake Discord over sockets, live board on a loopback port) serves
+one game. This process plays the other shard: it commits changes to the same database with its own
+GameStore, and its event-stream clients time how long each committed change takes to reach them.
+
+Targets (issue 14): change-to-page p99 < 500 ms with 50 pages open on one game; memory per open page
+< 50 KB in the bot; with 1,000 pages open /rule p99 still < 50 ms through the fake Discord; 10,000
+connection attempts from one address end in 429s and the bot keeps answering.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import shutil
+import socket
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import aiohttp  # noqa: E402
+
+from bench.bench_e2e import DATASETS, RULE_QUERIES, cli, rss_mb, summary  # noqa: E402
+from bot.games import commands  # noqa: E402
+from bot.games.store import GameStore  # noqa: E402
+from bot.web.tokens import OverlayTokens  # noqa: E402
+from tests.e2e.botproc import BotProcess  # noqa: E402
+from tests.fakediscord import FakeDiscord  # noqa: E402
+
+LATENCY_P99_MS = 500.0
+PAGE_KB = 50.0
+RULE_P99_MS = 50.0
+CHANNEL = 9001
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+async def read_stream(response: aiohttp.ClientResponse, arrivals: dict[int, float]) -> None:
+    event = None
+    async for raw in response.content:
+        line = raw.decode().rstrip("\n")
+        if line.startswith("event: "):
+            event = line[7:]
+        elif line.startswith("data: ") and event == "state":
+            seq = json.loads(line[6:])["state"]["seq"]
+            arrivals.setdefault(seq, time.perf_counter())
+
+
+async def open_streams(url: str, count: int, addresses: int) -> tuple[list, list[aiohttp.ClientSession], int]:
+    """`count` event streams spread over `addresses` loopback source addresses (127.0.0.2, ...)."""
+    sessions = [aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, local_addr=(f"127.0.0.{i + 2}", 0)),
+                                      timeout=aiohttp.ClientTimeout(total=None, sock_read=None))
+                for i in range(addresses)]
+    responses, refused = [], 0
+    for i in range(count):
+        response = await sessions[i % addresses].get(url)
+        if response.status == 200:
+            responses.append(response)
+        else:
+            refused += 1
+            response.release()
+    return responses, sessions, refused
+
+
+async def close_all(responses: list, sessions: list[aiohttp.ClientSession]) -> None:
+    for r in responses:
+        r.close()
+    for s in sessions:
+        await s.close()
+
+
+async def latency_run(store: GameStore, url: str, pages: int, changes: int) -> list[float]:
+    responses, sessions, refused = await open_streams(url, pages, addresses=1)
+    assert not refused, "pages refused"
+    arrivals: list[dict[int, float]] = [{} for _ in responses]
+    readers = [asyncio.create_task(read_stream(r, a)) for r, a in zip(responses, arrivals, strict=True)]
+    await asyncio.sleep(0.5)
+    committed: dict[int, float] = {}
+    for i in range(changes):
+        result = await asyncio.to_thread(store.act, CHANNEL, commands.vp_set, 111, i + 1)
+        committed[result.state.seq] = time.perf_counter()
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(1.0)
+    # A page shows a change once it has that update or a newer one (updates between two polls coalesce).
+    latencies, missing = [], 0
+    for page in arrivals:
+        for seq, at in committed.items():
+            seen = [t for s, t in page.items() if s >= seq]
+            if seen:
+                latencies.append(min(seen) - at)
+            else:
+                missing += 1
+    for task in readers:
+        task.cancel()
+    await close_all(responses, sessions)
+    print(f"  {len(committed)} changes x {len(arrivals)} pages; never shown: {missing}")
+    return latencies
+
+
+async def main_async(args: argparse.Namespace) -> int:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
+    work = Path(tempfile.mkdtemp(prefix="bench-web-"))
+    data, db = work / "data", work / "state.db"
+    cli(data, db, "catalog", "build")
+    if not args.no_import:
+        for fmt, path in (("wahapedia", DATASETS / "wahapedia-10e"), ("gdc", DATASETS / "gdc-11e")):
+            if path.exists():
+                cli(data, db, "import", fmt, str(path))
+    store = GameStore(db)
+    store.start(CHANNEL, 501, user_id=111, user_name="Alice", opponent_id=222, opponent_name="Bob", edition="11e",
+                faction="Leagues of Votann", opponent_faction="Orks")
+    game_id = store.active(CHANNEL)[0]  # type: ignore[index]
+    tokens = OverlayTokens(db)
+    token = tokens.issue(game_id, CHANNEL, 111)
+    port = free_port()
+    fake = FakeDiscord().start()
+    bot = BotProcess(fake, work, data=data, db=db, env={"COGITATOR_WEB_PORT": str(port), "COGITATOR_LOG_LEVEL": "WARNING"})
+    bot.start()
+    url = f"http://127.0.0.1:{port}/o/{token}/events"
+    try:
+        await asyncio.to_thread(fake.wait_for_commands)
+        await asyncio.to_thread(fake.wait_for_sessions, [(0, 1)])
+        for q in RULE_QUERIES[:3]:
+            await asyncio.to_thread(fake.slash, "rule", {"query": q})
+
+        latencies = await latency_run(store, url, args.pages, args.changes)
+        print(summary(f"change -> page, {args.pages} pages", latencies, LATENCY_P99_MS))
+
+        rss_before = rss_mb(bot.pid)[0]
+        responses, sessions, refused = await open_streams(url, args.streams, addresses=max(1, args.streams // 100))
+        await asyncio.sleep(2.0)
+        rss_after = rss_mb(bot.pid)[0]
+        per_page_kb = (rss_after - rss_before) * 1024 / max(1, len(responses))
+        print(f"{'memory per open page':<34} {len(responses)} streams open ({refused} refused)  "
+              f"RSS {rss_before:.1f} -> {rss_after:.1f} MB  = {per_page_kb:.1f} KB/page  target<{PAGE_KB:.0f} KB  "
+              f"ratio={per_page_kb / PAGE_KB:4.2f}  {'OK' if per_page_kb < PAGE_KB else 'MISS'}")
+        rule_lat = []
+        for i in range(args.n):
+            rec = await asyncio.to_thread(fake.slash, "rule", {"query": RULE_QUERIES[i % len(RULE_QUERIES)]})
+            rule_lat.append(rec.answer_latency or 0.0)
+        print(summary(f"/rule with {len(responses)} pages open", rule_lat, RULE_P99_MS))
+        await close_all(responses, sessions)
+
+        if args.flood:
+            # The flood comes from another process, so it competes with the bot, not with the fake Discord.
+            flood = await asyncio.create_subprocess_exec(
+                sys.executable, __file__, "--flood-client", url, str(args.flood), stdout=asyncio.subprocess.PIPE)
+            await asyncio.sleep(1.0)
+            during = []
+            for i in range(20):
+                rec = await asyncio.to_thread(fake.slash, "rule", {"query": RULE_QUERIES[i % len(RULE_QUERIES)]})
+                during.append(rec.answer_latency or 0.0)
+            out, _ = await flood.communicate()
+            print(f"{'flood from one address':<34} {out.decode().strip()}; bot alive: {bot.alive()}")
+            print(summary("/rule during the flood", during, RULE_P99_MS))
+        code, _ = bot.terminate()
+        print(f"bot exit code after SIGTERM: {code}")
+    finally:
+        bot.stop()
+        fake.stop()
+        store.close()
+        tokens.close()
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+async def flood_client(url: str, count: int) -> None:
+    """`count` concurrent requests for the event stream from one address; prints the status counts."""
+    resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
+    statuses: dict[int, int] = {}
+    started = time.perf_counter()
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as client:
+        async def one() -> None:
+            try:
+                async with client.get(url, timeout=aiohttp.ClientTimeout(total=20)) as response:
+                    statuses[response.status] = statuses.get(response.status, 0) + 1
+                    if response.status == 200:
+                        await asyncio.sleep(5)  # hold the stream open a while
+            except (aiohttp.ClientError, TimeoutError, OSError):
+                statuses[0] = statuses.get(0, 0) + 1
+        await asyncio.gather(*(one() for _ in range(count)))
+    print(f"{count} requests in {time.perf_counter() - started:.1f} s, status counts "
+          f"{dict(sorted(statuses.items()))} (0 = connection error or timeout)")
+
+
+def main() -> int:
+    if len(sys.argv) == 4 and sys.argv[1] == "--flood-client":
+        asyncio.run(flood_client(sys.argv[2], int(sys.argv[3])))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pages", type=int, default=50)
+    parser.add_argument("--changes", type=int, default=100)
+    parser.add_argument("--streams", type=int, default=1000)
+    parser.add_argument("--flood", type=int, default=10000)
+    parser.add_argument("--n", type=int, default=200, help="/rule round trips with the streams open")
+    parser.add_argument("--no-import", action="store_true")
+    return asyncio.run(main_async(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
