@@ -34,7 +34,7 @@ def overlay_view(export: dict[str, Any], *, now: float | None = None) -> dict[st
     rounds = _rounds(export, [p["user_id"] for p in players])
     clock = export.get("clock") or {}
     remaining = {str(k): v for k, v in (clock.get("remaining_s") or {}).items()}
-    running = clock.get("running")
+    running = clock.get("holder") if clock.get("running") and not clock.get("stopped") else None
     view_players = []
     for p in players:
         uid = p["user_id"]
