@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.web.view import LOG_LINES, TEXT_MAX, overlay_view
+from bot.web.view import TEXT_MAX, overlay_view
 
 
 def export(**extra):  # noqa: ANN003, ANN201
