@@ -1,0 +1,61 @@
+"""Run scenarios through W40kDiviner's exact engine, for bench/bench_mixed.py (side by side).
+
+W40kDiviner (github.com/aturchi/W40kDiviner, GPL-3.0) is NOT part of this repository and none of its
+code is copied here: this script is run by the bench in a separate process with the path of a local
+checkout of its `src/` folder, imports its modules from there and calls its public engine functions
+(attack_math.analyze_weapon, kill_chain.resolve) the way its own headless tests do.
+
+stdin: JSON list of scenarios {"ref": {T, Sv, W, invuln, fnp, models, keywords}, "weapons": [{name,
+type, A, skill, S, AP, D, count, keywords}], "ctx": {...}, "damage": {"set", "mult", "add"},
+"repeats": int}; stdout: JSON list of {"kills_mean", "removed_mean", "seconds": [per repeat]}.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+
+def main() -> None:
+    sys.path.insert(0, sys.argv[1])
+    import attack_math as am  # noqa: PLC0415  (W40kDiviner, from the path given)
+    import kill_chain as kc  # noqa: PLC0415
+    from unit_model import Weapon  # noqa: PLC0415
+
+    out = []
+    for sc in json.load(sys.stdin):
+        ref = dict(sc["ref"], keywords=set(sc["ref"]["keywords"]))
+
+        def once(sc=sc, ref=ref):
+            allocs = []
+            for w in sc["weapons"]:
+                weapon = Weapon(name=w["name"], wtype=w["type"], A=w["A"], skill=w["skill"], S=w["S"],
+                                AP=w["AP"], D=w["D"], count=w["count"], keywords=w["keywords"])
+                mech = am.WeaponMechanics()
+                am.parse_weapon_keywords(list(w["keywords"]), mech)
+                dm = sc.get("damage") or {}
+                if dm.get("set") is not None:
+                    mech.dmg_set = dm["set"]
+                mech.dmg_mult = dm.get("mult", 1.0)
+                mech.dmg_add = dm.get("add", 0)
+                res = am.analyze_weapon(weapon, ref, dict(sc["ctx"]), mech, alloc=True)
+                allocs.append(res["alloc"])
+            return kc.resolve(allocs, ref["W"], ref["models"])
+
+        seconds = []
+        res = once()
+        for _ in range(sc["repeats"]):
+            t = time.perf_counter()
+            res = once()
+            seconds.append(time.perf_counter() - t)
+        kills = res["kills"]
+        removed = res["removed"]
+        out.append({"kills_mean": sum(i * p for i, p in enumerate(kills)),
+                    "removed_mean": sum(i * p for i, p in enumerate(removed)),
+                    "seconds": seconds})
+    json.dump(out, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
