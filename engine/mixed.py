@@ -391,6 +391,8 @@ def work_estimate(groups: list[ResolvedGroup], target: Target, devastating_spill
     la = sum(g.models * g.wounds for g in target.groups if not g.character)
     lc = sum(g.models * g.wounds for g in target.groups if g.character)
     size = (la + 1) * (lc + 1) + 1
+    if size > limits.MAX_MIXED_STATES_EXACT:  # refused on size alone: estimate nothing more
+        return size, 0
     pending = devastating_spills and any(g.devastating for g in groups)
     cap = 0
     if pending:

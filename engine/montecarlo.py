@@ -193,6 +193,8 @@ def _allocate_mixed(rng, q: _Queues, pos: np.ndarray, last: np.ndarray, counts: 
     first, second = (1, 0) if precision else (0, 1)
     for j in range(int(counts.max(initial=0))):
         idx = np.flatnonzero(counts > j)
+        if fail is None:  # mortal wounds: nothing to count once a unit is destroyed, so stop there
+            idx = idx[(pos[idx, 0] < q.length[0]) | (pos[idx, 1] < q.length[1])]
         if idx.size == 0:
             break
         p_first, p_second = pos[idx, first], pos[idx, second]

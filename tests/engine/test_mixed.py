@@ -258,3 +258,40 @@ def test_mixed_agreement_covered_enough_units():
     if not COMPARED:
         pytest.skip("the property test did not run in this session (selected alone)")
     assert len(COMPARED) >= 40 and {"10e", "11e"} <= set(COMPARED)
+
+
+group_values = {
+    "models": st.integers(-1, 120) | st.text(max_size=3),
+    "toughness": st.integers(-1, 30) | st.none(),
+    "save": st.integers(0, 9),
+    "wounds": st.integers(-1, 250),
+    "invulnerable": st.none() | st.integers(0, 8),
+    "feel_no_pain": st.none() | st.integers(0, 8),
+    "feel_no_pain_mortal": st.none() | st.integers(0, 8) | st.booleans(),
+    "damage_reduction": st.integers(-1, 12),
+    "damage_set": st.none() | st.integers(-1, 300),
+    "halve_damage": st.booleans() | st.integers(0, 1),
+    "character": st.booleans() | st.none(),
+    "name": st.text(max_size=130) | st.integers(),
+}
+
+
+@given(st.lists(st.fixed_dictionaries({}, optional=group_values), max_size=22), st.sampled_from(["10e", "11e"]),
+       st.sampled_from(["exact", "montecarlo"]), st.integers(-1, 4))
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_hostile_groups_give_a_result_or_a_named_error(groups, edition, method, wounds_lost):
+    """Random, mostly broken model groups: a valid result (groups in order, probabilities summing to 1)
+    or a RequestError whose field starts with target."""
+    req = {"edition": edition, "method": method, "trials": 300, "seed": 1,
+           "volley": [W(3, 3, 5, -1, "D3", ["PRECISION", "DEVASTATING WOUNDS"], models=2)],
+           "target": {"groups": groups, "wounds_lost": wounds_lost}}
+    try:
+        out = simulate(req)
+    except RequestError as exc:
+        assert exc.field.startswith(("target", "method")), exc.field
+        return
+    assert len(out["groups"]) == len(groups)
+    assert math.fsum(out["models_killed"]["pmf"]) == pytest.approx(1.0, abs=1e-9)
+    for g in out["groups"]:
+        assert math.fsum(g["models_killed"]["pmf"]) == pytest.approx(1.0, abs=1e-9)
+    json.dumps(out, allow_nan=False)
