@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import logging
 import pkgutil
@@ -27,6 +28,10 @@ log = logging.getLogger("cogitator.client")
 # The bot never joins voice: silence discord.py's start-up warnings about missing voice libraries.
 discord.VoiceClient.warn_nacl = False
 discord.VoiceClient.warn_dave = False
+
+# Tasks a feature runs beyond one interaction (the live board's clock redraw) are named with this prefix:
+# the bot cancels them when it closes, and the offline console does not wait for them.
+BACKGROUND_TASK_PREFIX = "cogitator-background-"
 
 INTENTS = discord.Intents.none()
 INTENTS.guilds = True  # the only intent the bot needs: slash commands arrive as interactions
@@ -171,6 +176,9 @@ class CogitatorBot(commands.AutoShardedBot):
         self.web = web
 
     async def close(self) -> None:
+        for task in asyncio.all_tasks():
+            if task.get_name().startswith(BACKGROUND_TASK_PREFIX):
+                task.cancel()
         try:
             if self.web is not None:
                 await self.web.close()

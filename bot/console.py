@@ -23,7 +23,7 @@ import discord
 from discord import app_commands
 from discord.webhook import async_ as webhook_async
 
-from bot.client import CogitatorBot
+from bot.client import BACKGROUND_TASK_PREFIX, CogitatorBot
 from bot.config import Settings
 
 APPLICATION_ID = 424_242_424_242_424_242
@@ -604,12 +604,13 @@ class ConsoleSession:
 
 
 def _is_interaction_work(task: asyncio.Task) -> bool:
-    """Tasks an interaction may leave running: view timers, and the live board's connections and feed
-    (a page's event stream never ends by itself, and a page may connect while a command runs)."""
+    """Tasks an interaction may leave running: view timers, the live board's connections and feed (a page's
+    event stream never ends by itself, and a page may connect while a command runs), and background tasks
+    (`BACKGROUND_TASK_PREFIX`, e.g. the Discord board's clock redraw)."""
     coro = task.get_coro()
     name = getattr(coro, "__qualname__", "") or ""
     return ("timeout" not in name.lower() and "inner_call" not in name and not name.startswith("RequestHandler")
-            and not task.get_name().startswith(("discord-ui-view-timeout", "overlay-feed")))
+            and not task.get_name().startswith(("discord-ui-view-timeout", "overlay-feed", BACKGROUND_TASK_PREFIX)))
 
 
 class _FakeResponse:

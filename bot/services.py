@@ -7,6 +7,8 @@ and a console `:restart` can throw the whole object away and build a fresh one, 
 from __future__ import annotations
 
 import contextlib
+import time
+from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -21,6 +23,9 @@ if TYPE_CHECKING:
 
 
 class Services:
+    # The wall clock that stamps every game event (and so drives the chess clock); tests replace it.
+    now: Callable[[], float] = staticmethod(time.time)
+
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
@@ -34,7 +39,7 @@ class Services:
     def games(self) -> GameStore:
         from bot.games.store import GameStore
 
-        return GameStore(self.settings.db_path)
+        return GameStore(self.settings.db_path, now=self.now)
 
     @cached_property
     def guild_settings(self) -> GuildSettings:

@@ -20,12 +20,15 @@ from discord import app_commands
 from discord.ext import commands
 from rapidfuzz import fuzz
 
+from bot.client import BACKGROUND_TASK_PREFIX
 from bot.errors import UserError
 from bot.games import commands as game_commands
+from bot.games import mission_play, missions
 from bot.games.commands import Outcome
 from bot.games.model import GameState
 from bot.games.store import GameStore, Result
 from bot.render import game as render
+from bot.render import mission as mission_render
 from bot.render.common import NO_MENTIONS, escape
 
 log = logging.getLogger("cogitator.game")
@@ -94,17 +97,61 @@ class LiveBoards:
     interaction's token lets the bot edit the message for 15 minutes, with no channel permission needed.
     Older boards keep their Refresh button. Kept in memory: after a restart, the next `/game status` or
     button press makes a board live again.
+
+    While a chess clock runs, a background task re-renders the live board at most once every
+    `CLOCK_REFRESH_S` seconds (well inside Discord's rate limits) so the clocks visibly move. The times
+    themselves always come from the logged event timestamps; the task only redraws.
     """
 
     TOKEN_LIFETIME_S = 14 * 60
+    CLOCK_REFRESH_S = 10.0
 
     def __init__(self) -> None:
         self._boards: dict[int, tuple[discord.Interaction, float]] = {}
+        self._edited: dict[int, float] = {}
+        self._tickers: dict[int, asyncio.Task] = {}
 
-    def remember(self, channel_id: int, interaction: discord.Interaction) -> None:
+    def remember(self, channel_id: int, interaction: discord.Interaction, state: GameState | None = None) -> None:
         self._boards[channel_id] = (interaction, time.monotonic())
+        self._edited[channel_id] = time.monotonic()
+        if state is not None:
+            self.follow_clock(channel_id, state)
+
+    def follow_clock(self, channel_id: int, state: GameState) -> None:
+        """Start redrawing the live board while the clock runs (one task per channel)."""
+        running = state.clock is not None and state.clock.running
+        task = self._tickers.get(channel_id)
+        if running and (task is None or task.done()) and channel_id in self._boards:
+            self._tickers[channel_id] = asyncio.get_running_loop().create_task(
+                self._tick(channel_id), name=f"{BACKGROUND_TASK_PREFIX}clock-{channel_id}")
+
+    async def _tick(self, channel_id: int) -> None:
+        while True:
+            await asyncio.sleep(self.CLOCK_REFRESH_S)
+            board = self._boards.get(channel_id)
+            if board is None:
+                return
+            if time.monotonic() - self._edited.get(channel_id, 0.0) < self.CLOCK_REFRESH_S:
+                continue  # a command redrew it recently
+            store = store_of(board[0])
+            try:
+                found = await asyncio.to_thread(store.active, channel_id)
+            except Exception:  # a closed store (shutdown) or a database error: stop redrawing
+                log.info("clock refresh stopped", extra={"channel_id": channel_id}, exc_info=True)
+                return
+            if found is None or found[1].clock is None or not found[1].clock.running:
+                return
+            game_id, state = found
+            await self._edit(channel_id, state, game_id, store.now())
 
     async def refresh(self, channel_id: int, result: Result) -> None:
+        board = self._boards.get(channel_id)
+        if board is None:
+            return
+        await self._edit(channel_id, result.state, result.game_id, store_of(board[0]).now())
+        self.follow_clock(channel_id, result.state)
+
+    async def _edit(self, channel_id: int, state: GameState, game_id: int, now: float) -> None:
         board = self._boards.get(channel_id)
         if board is None:
             return
@@ -113,12 +160,18 @@ class LiveBoards:
             del self._boards[channel_id]
             return
         try:
-            await interaction.edit_original_response(embed=render.board_embed(result.state, result.game_id),
-                                                     view=board_view(channel_id, over=result.state.over),
+            await interaction.edit_original_response(embed=render.board_embed(state, game_id, now=now),
+                                                     view=board_view(channel_id, state),
                                                      allowed_mentions=NO_MENTIONS)
+            self._edited[channel_id] = time.monotonic()
         except discord.HTTPException as error:  # deleted board or expired token: stop following it
             log.info("board no longer editable", extra={"channel_id": channel_id, "error": str(error)})
             self._boards.pop(channel_id, None)
+
+    def close(self) -> None:
+        for task in self._tickers.values():
+            task.cancel()
+        self._tickers.clear()
 
 
 def live_boards(interaction: discord.Interaction) -> LiveBoards:
@@ -189,15 +242,46 @@ async def unit_choices(interaction: discord.Interaction, current: str, *, side: 
     return [app_commands.Choice(name=n[:100], value=n[:100]) for n in names[:25]]
 
 
+def _edition_for(interaction: discord.Interaction) -> str:
+    """The edition typed in the same command, else the channel's game, else the server's default."""
+    typed = getattr(interaction.namespace, "edition", None)
+    if typed in ("10e", "11e"):
+        return typed
+    state = store_of(interaction).state(interaction.channel_id or 0)
+    if state is not None:
+        return state.edition
+    return interaction.client.services.guild_settings.edition(interaction.guild_id)  # type: ignore[attr-defined]
+
+
+async def mission_ac(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+    """The edition's missions from the catalog, with their matchup; none for 10e (free text)."""
+    edition = _edition_for(interaction)
+    cat = await asyncio.to_thread(missions.catalog)
+    found = cat.search(cat.missions.get(edition, []), current)
+    return [app_commands.Choice(name=f"{m.name} · {m.matchup}"[:100] if m.matchup else m.name[:100], value=m.name[:100])
+            for m in found]
+
+
+async def deployment_ac(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+    edition = _edition_for(interaction)
+    cat = await asyncio.to_thread(missions.catalog)
+    return [app_commands.Choice(name=d.name[:100], value=d.name[:100])
+            for d in cat.search(cat.deployments.get(edition, []), current)]
+
+
 # ---- the status board's buttons (persistent across restarts) -------------------------------------
 
 BUTTONS = {"next": ("Next phase", discord.ButtonStyle.primary),
            "cp": ("+1 CP", discord.ButtonStyle.success),
            "undo": ("Undo", discord.ButtonStyle.secondary),
-           "refresh": ("Refresh", discord.ButtonStyle.secondary)}
+           "refresh": ("Refresh", discord.ButtonStyle.secondary),
+           "pass": ("Pass clock", discord.ButtonStyle.success),
+           "card": ("Mission card", discord.ButtonStyle.secondary)}
+READ_ONLY = ("refresh", "card")
 
 
-class BoardButton(discord.ui.DynamicItem[discord.ui.Button], template=r"game:(?P<action>next|cp|undo|refresh):(?P<channel>[0-9]{1,20})"):
+class BoardButton(discord.ui.DynamicItem[discord.ui.Button],
+                  template=r"game:(?P<action>next|cp|undo|refresh|pass|card):(?P<channel>[0-9]{1,20})"):
     """A board button; its custom_id names the action and the channel, so it works after a restart."""
 
     def __init__(self, action: str, channel_id: int, *, disabled: bool = False) -> None:
@@ -220,16 +304,21 @@ class BoardButton(discord.ui.DynamicItem[discord.ui.Button], template=r"game:(?P
             user = interaction.user.id
             if self.action == "refresh":  # reading is for everyone
                 found = await asyncio.to_thread(store.require_active, self.channel_id)
-                await interaction.response.edit_message(embed=render.board_embed(found[1], found[0]),
-                                                        view=board_view(self.channel_id, over=found[1].over),
+                await interaction.response.edit_message(embed=render.board_embed(found[1], found[0], now=store.now()),
+                                                        view=board_view(self.channel_id, found[1]),
                                                         allowed_mentions=NO_MENTIONS)
-                live_boards(interaction).remember(self.channel_id, interaction)
+                live_boards(interaction).remember(self.channel_id, interaction, found[1])
+                return
+            if self.action == "card":  # the full mission card, for everyone, only to the presser
+                state = (await asyncio.to_thread(store.require_active, self.channel_id))[1]
+                embed = await asyncio.to_thread(mission_render.mission_card_for, state)
+                await interaction.response.send_message(embed=embed, ephemeral=True, allowed_mentions=NO_MENTIONS)
                 return
             if self.action == "undo":
                 result = await asyncio.to_thread(store.undo, self.channel_id, user)
             else:
-                command = game_commands.next_phase if self.action == "next" else game_commands.cp_gain
-                args = (user,) if self.action == "next" else (user, 1)
+                command, args = {"next": (game_commands.next_phase, (user,)), "cp": (game_commands.cp_gain, (user, 1)),
+                                 "pass": (mission_play.clock_pass, (user,))}[self.action]
                 result = await asyncio.to_thread(store.act, self.channel_id, command, *args)
         except UserError as error:
             text = str(error)
@@ -238,16 +327,64 @@ class BoardButton(discord.ui.DynamicItem[discord.ui.Button], template=r"game:(?P
             await interaction.response.send_message(embed=render.refusal_embed(text), ephemeral=True,
                                                     allowed_mentions=NO_MENTIONS)
             return
-        embed = render.board_embed(result.state, result.game_id, note=escape(result.outcome.message))
-        await interaction.response.edit_message(embed=embed, view=board_view(self.channel_id, over=result.state.over),
+        embed = render.board_embed(result.state, result.game_id, note=escape(result.outcome.message), now=store.now())
+        await interaction.response.edit_message(embed=embed, view=board_view(self.channel_id, result.state),
                                                 allowed_mentions=NO_MENTIONS)
-        live_boards(interaction).remember(self.channel_id, interaction)
+        live_boards(interaction).remember(self.channel_id, interaction, result.state)
 
 
-def board_view(channel_id: int, *, over: bool = False) -> discord.ui.View:
+def board_view(channel_id: int, state: GameState | None = None) -> discord.ui.View:
+    """Next, +1 CP, Undo, Refresh; Pass clock while a clock is set; Mission card when there is a mission."""
     view = discord.ui.View(timeout=None)
-    for action in BUTTONS:
-        view.add_item(BoardButton(action, channel_id, disabled=over and action not in ("undo", "refresh")))
+    over = bool(state and state.over)
+    actions = ["next", "cp", "undo", "refresh"]
+    if state is not None and state.clock is not None and not state.clock.stopped:
+        actions.append("pass")
+    if state is not None and state.mission:
+        actions.append("card")
+    for action in actions:
+        view.add_item(BoardButton(action, channel_id, disabled=over and action not in ("undo", "refresh", "card")))
+    return view
+
+
+class FirstTurnButton(discord.ui.DynamicItem[discord.ui.Button],
+                      template=r"game:first:(?P<channel>[0-9]{1,20}):(?P<player>[01])"):
+    """After a roll-off: "<name> goes first". Only the roll-off winner can press; works after a restart."""
+
+    def __init__(self, channel_id: int, player: int, label: str = "", *, disabled: bool = False) -> None:
+        super().__init__(discord.ui.Button(label=label[:80] or f"Player {player + 1} goes first",
+                                           style=discord.ButtonStyle.primary,
+                                           custom_id=f"game:first:{channel_id}:{player}", disabled=disabled))
+        self.channel_id = channel_id
+        self.player = player
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button,
+                             match: re.Match[str]) -> FirstTurnButton:
+        return cls(int(match["channel"]), int(match["player"]), item.label or "")
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        store = store_of(interaction)
+        try:
+            if interaction.channel_id != self.channel_id:
+                raise UserError("This roll-off belongs to another channel's game.")
+            result = await asyncio.to_thread(store.act, self.channel_id, mission_play.choose_first,
+                                             interaction.user.id, self.player)
+        except UserError as error:
+            await interaction.response.send_message(embed=render.refusal_embed(str(error)), ephemeral=True,
+                                                    allowed_mentions=NO_MENTIONS)
+            return
+        embed = mission_render.rolloff_embed(result.state, result.outcome.message)
+        await interaction.response.edit_message(embed=embed, view=first_turn_view(self.channel_id, result.state),
+                                                allowed_mentions=NO_MENTIONS)
+        await live_boards(interaction).refresh(self.channel_id, result)
+
+
+def first_turn_view(channel_id: int, state: GameState) -> discord.ui.View:
+    view = discord.ui.View(timeout=None)
+    done = state.first_chosen or not mission_play.first_turn_open(state)
+    for index, player in enumerate(state.players):
+        view.add_item(FirstTurnButton(channel_id, index, f"{player.name} goes first", disabled=done))
     return view
 
 
@@ -262,34 +399,62 @@ class Game(commands.GroupCog, group_name="game", group_description="Track a batt
         self.bot = bot
         self.boards = LiveBoards()
 
+    async def cog_unload(self) -> None:
+        self.boards.close()
+
     @app_commands.command(name="start", description="Start a game here: round 1, your Command phase.")
     @app_commands.describe(opponent="Who you are playing against", edition="Rules edition (default: the server's)",
                            faction="Your faction", opponent_faction="Your opponent's faction",
-                           starting_cp="CP each player starts with, before the first Command phase (default 0)")
+                           starting_cp="CP each player starts with, before the first Command phase (default 0)",
+                           mission="The mission (11e: from the catalog; 10e: free text)",
+                           deployment="The deployment map (optional)")
+    @app_commands.autocomplete(mission=mission_ac, deployment=deployment_ac)
     async def start(self, interaction: discord.Interaction, opponent: discord.User, faction: str,
                     opponent_faction: str, edition: EditionChoice | None = None,
-                    starting_cp: app_commands.Range[int, 0, 20] = 0) -> None:
+                    starting_cp: app_commands.Range[int, 0, 20] = 0, mission: str | None = None,
+                    deployment: str | None = None) -> None:
         if opponent.bot:
             raise UserError("You cannot play against a bot: pick a person.", field="opponent")
         if edition is None:
             edition = self.bot.services.guild_settings.edition(interaction.guild_id)  # type: ignore[attr-defined]
         store = store_of(interaction)
+        record = await call(interaction, missions.mission_record, edition, mission, deployment)
         result = await call(interaction, store.start, _channel(interaction), interaction.guild_id,
                             user_id=interaction.user.id, user_name=interaction.user.display_name,
                             opponent_id=opponent.id, opponent_name=opponent.display_name, edition=edition,
-                            faction=faction, opponent_faction=opponent_faction, starting_cp=starting_cp)
-        embed = render.board_embed(result.state, result.game_id, note="The game begins.")
-        await interaction.response.send_message(embed=embed, view=board_view(_channel(interaction)),
+                            faction=faction, opponent_faction=opponent_faction, starting_cp=starting_cp,
+                            mission=record)
+        note = "The game begins. Who goes first? `/game rolloff`."
+        embed = render.board_embed(result.state, result.game_id, note=note, now=store.now())
+        await interaction.response.send_message(embed=embed, view=board_view(_channel(interaction), result.state),
                                                 allowed_mentions=NO_MENTIONS)
-        self.boards.remember(_channel(interaction), interaction)
+        self.boards.remember(_channel(interaction), interaction, result.state)
 
-    @app_commands.command(name="status", description="Show the board: clock, CP, VP and unit statuses, with buttons.")
+    @app_commands.command(name="status", description="Show the board: round, mission, CP, VP, clocks, with buttons.")
     async def status(self, interaction: discord.Interaction) -> None:
-        game_id, state = await call(interaction, store_of(interaction).require_active, _channel(interaction))
-        embed = render.board_embed(state, game_id)
-        await interaction.response.send_message(embed=embed, view=board_view(_channel(interaction), over=state.over),
+        store = store_of(interaction)
+        game_id, state = await call(interaction, store.require_active, _channel(interaction))
+        embed = render.board_embed(state, game_id, now=store.now())
+        await interaction.response.send_message(embed=embed, view=board_view(_channel(interaction), state),
                                                 allowed_mentions=NO_MENTIONS)
-        self.boards.remember(_channel(interaction), interaction)
+        self.boards.remember(_channel(interaction), interaction, state)
+
+    @app_commands.command(name="rolloff", description="Roll off for the first turn (or record a physical roll).")
+    @app_commands.describe(winner="Who won a roll-off made with real dice (leave out to roll here)")
+    async def rolloff(self, interaction: discord.Interaction, winner: discord.User | None = None) -> None:
+        result = await act(interaction, mission_play.rolloff, interaction.user.id,
+                           winner_user=winner.id if winner else None)
+        embed = mission_render.rolloff_embed(result.state, result.outcome.message)
+        view = first_turn_view(_channel(interaction), result.state)
+        await interaction.response.send_message(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
+        await live_boards(interaction).refresh(_channel(interaction), result)
+
+    @app_commands.command(name="score", description="The score: VP by category and round, CP, stratagems, time.")
+    async def score(self, interaction: discord.Interaction) -> None:
+        game_id, state, summary = await call(interaction, store_of(interaction).summary, _channel(interaction))
+        await interaction.response.send_message(embed=mission_render.score_embed(
+            state, game_id, summary, headline=render.clock_line(state)),
+                                                ephemeral=True, allowed_mentions=NO_MENTIONS)
 
     @app_commands.command(name="next", description="Advance to the next phase (either player).")
     async def next(self, interaction: discord.Interaction) -> None:
@@ -318,8 +483,10 @@ class Game(commands.GroupCog, group_name="game", group_description="Track a batt
         store = store_of(interaction)
         result = await call(interaction, store.end, _channel(interaction), interaction.user.id,
                             manager=manager, abandon=abandon)
-        embed = render.board_embed(result.state, result.game_id, note=escape(result.outcome.message))
+        game_id, state, summary = await call(interaction, store.summary, _channel(interaction))
+        embed = mission_render.score_embed(state, game_id, summary, headline=render.clock_line(state), final=True)
         await interaction.response.send_message(embed=embed, allowed_mentions=NO_MENTIONS)
+        await live_boards(interaction).refresh(_channel(interaction), result)
 
     @app_commands.command(name="overlay", description="A read-only live-board link of this game for stream overlays.")
     @app_commands.describe(revoke="Stop every live-board link of this game instead")
@@ -348,9 +515,9 @@ class Game(commands.GroupCog, group_name="game", group_description="Track a batt
 
 
 async def setup(bot: commands.Bot) -> None:
-    bot.add_dynamic_items(BoardButton)
+    bot.add_dynamic_items(BoardButton, FirstTurnButton)
     await bot.add_cog(Game(bot))
 
 
 async def teardown(bot: commands.Bot) -> None:
-    bot.remove_dynamic_items(BoardButton)
+    bot.remove_dynamic_items(BoardButton, FirstTurnButton)

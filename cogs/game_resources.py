@@ -16,6 +16,7 @@ from discord.ext import commands
 
 from bot.errors import UserError
 from bot.games import commands as gc
+from bot.games import mission_play as mp
 from bot.games import rules
 from bot.games.model import GameState, normalise_name
 from bot.render import game as render
@@ -32,6 +33,7 @@ from cogs.game import (
     store_of,
     unit_choices,
 )
+from cogs.game_mission import any_card_ac, resolve_card
 
 log = logging.getLogger("cogitator.game")
 
@@ -147,8 +149,9 @@ class GameResources(commands.Cog):
 
     @cp.command(name="show", description="Both players' CP and VP.")
     async def cp_show(self, interaction: discord.Interaction) -> None:
-        game_id, state = await call(interaction, store_of(interaction).require_active, channel_of(interaction))
-        await interaction.response.send_message(embed=render.board_embed(state, game_id), ephemeral=True,
+        store = store_of(interaction)
+        game_id, state = await call(interaction, store.require_active, channel_of(interaction))
+        await interaction.response.send_message(embed=render.board_embed(state, game_id, now=store.now()), ephemeral=True,
                                                 allowed_mentions=NO_MENTIONS)
 
     @cp.command(name="gain", description="Gain CP (10e: at most 1 per round beyond the Command phase).")
@@ -173,12 +176,33 @@ class GameResources(commands.Cog):
 
     # ---- VP --------------------------------------------------------------------------------------
 
-    @vp.command(name="add", description="Score VP.")
+    @vp.command(name="add", description="Score other VP (not primary or secondary), e.g. battle-ready.")
     @app_commands.describe(amount="VP scored", player="Only yourself")
     async def vp_add(self, interaction: discord.Interaction, amount: app_commands.Range[int, 1, 100],
                      player: discord.User | None = None) -> None:
         await reply(interaction, await act(interaction, gc.vp_add, interaction.user.id, amount,
                                            target_user=_user_id(player)))
+
+    @vp.command(name="primary", description="Score primary (mission) VP for this battle round.")
+    @app_commands.describe(amount="Primary VP scored", round="An earlier battle round (default: this one)",
+                           force="Score past the mission's cap (logged)", player="Only yourself")
+    async def vp_primary(self, interaction: discord.Interaction, amount: app_commands.Range[int, 0, 100],
+                         round: app_commands.Range[int, 1, 5] | None = None, force: bool = False,  # noqa: A002
+                         player: discord.User | None = None) -> None:
+        await reply(interaction, await act(interaction, mp.score_primary, interaction.user.id, amount, round_=round,
+                                           force=force, target_user=_user_id(player)))
+
+    @vp.command(name="secondary", description="Score secondary VP for this battle round, with the card that scored.")
+    @app_commands.describe(amount="Secondary VP scored", card="The card (a tactical card is then achieved)",
+                           round="An earlier battle round (default: this one)",
+                           force="Score past a cap or the card's stated VP (logged)", player="Only yourself")
+    @app_commands.autocomplete(card=any_card_ac)
+    async def vp_secondary(self, interaction: discord.Interaction, amount: app_commands.Range[int, 0, 100],
+                           card: str | None = None, round: app_commands.Range[int, 1, 5] | None = None,  # noqa: A002
+                           force: bool = False, player: discord.User | None = None) -> None:
+        ref = await resolve_card(interaction, card) if card else None
+        await reply(interaction, await act(interaction, mp.score_secondary, interaction.user.id, amount, ref,
+                                           round_=round, force=force, target_user=_user_id(player)))
 
     @vp.command(name="set", description="Correct your VP total.")
     @app_commands.describe(amount="Your VP total", player="Only yourself")

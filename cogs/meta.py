@@ -36,6 +36,7 @@ SECTIONS = {
     "cogs.sim": "Combat simulation",
     "cogs.game": "Game tracking",
     "cogs.game_resources": "Game tracking",
+    "cogs.game_mission": "Game tracking",
     "cogs.meta": "About",
 }
 SECTION_ORDER = ("Rules lookups", "Combat simulation", "Game tracking", "About", "Other")

@@ -61,9 +61,10 @@ def set_mission(state: GameState, user_id: int, record: dict[str, Any] | None, *
 
 # ---- the roll-off and the first turn ---------------------------------------------------------------
 
-def rolloff(state: GameState, user_id: int, *, winner_user: int | None = None, roll: Roll = _d6) -> Outcome:
+def rolloff(state: GameState, user_id: int, *, winner_user: int | None = None, roll: Roll | None = None) -> Outcome:
     """Roll a D6 each, re-rolling ties (11e 01.05.05), or record the winner of a physical roll-off."""
     actor = require_player(state, user_id)
+    roll = roll or _d6
     names = [p.name for p in state.players]
     if winner_user is not None:
         winner = state.player_index(winner_user)

@@ -6,13 +6,14 @@ mentions) and trimmed to Discord's limits, and messages are sent with allowed me
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 import discord
 
 from bot.games.model import LAST_ROUND, PERMANENT, PHASE_LABELS, GameState, Unit
+from bot.render import mission as mission_render
 from bot.render.common import (
     COLOUR_ERROR,
     COLOUR_GAME,
@@ -66,6 +67,11 @@ def unit_line(state: GameState, unit: Unit) -> str:
 def _player_block(state: GameState, index: int) -> str:
     player = state.players[index]
     lines = [f"**{player.cp} CP** · **{player.vp} VP**"]
+    if player.vp and (any(player.vp_primary) or any(player.vp_secondary)):
+        lines[0] += f" ({mission_render.vp_split(state, index)})"
+    cards = mission_render.cards_line(state, index)
+    if cards:
+        lines.append(cards)
     used = []
     if "waaagh" in player.once_used:
         used.append("Waaagh! called" + (f" (riled {until_text(state, player.waaagh_until)})"
@@ -80,11 +86,15 @@ def _player_block(state: GameState, index: int) -> str:
     return truncate("\n".join(lines), EMBED_FIELD_VALUE_MAX)
 
 
-def board_embed(state: GameState, game_id: int, *, note: str | None = None) -> discord.Embed:
-    """The shared status board: clock, both players' CP/VP, units with statuses."""
+def board_embed(state: GameState, game_id: int, *, note: str | None = None, now: float | None = None) -> discord.Embed:
+    """The shared status board: battle round and phase, mission, both players' CP/VP, units with statuses,
+    the score by round and the chess clocks (as of `now`, default the current time)."""
     p0, p1 = state.players
     description = (f"{edition_label(state.edition)} · {escape(p0.name, limit=40)} ({escape(p0.faction, limit=40)}) "
                    f"vs {escape(p1.name, limit=40)} ({escape(p1.faction, limit=40)})")
+    mission = mission_render.mission_line(state)
+    if mission:
+        description += "\n" + mission
     if note:
         description += "\n" + note
     reminder = battleshock_reminder(state)
@@ -96,6 +106,7 @@ def board_embed(state: GameState, game_id: int, *, note: str | None = None) -> d
         marker = " ▶" if index == state.active and not state.over else ""
         title = truncate(f"{escape(player.name, limit=40)} — {escape(player.faction, limit=40)}{marker}", EMBED_TITLE_MAX)
         embed.add_field(name=title, value=_player_block(state, index), inline=False)
+    mission_render.add_board_fields(embed, state, time.time() if now is None else now)
     embed.set_footer(text=f"Game #{game_id} · event {state.seq} · /game log for the history")
     return embed
 
@@ -149,13 +160,7 @@ def units_embed(state: GameState, title: str, units: Sequence[Unit]) -> discord.
 
 
 def history_embed(games: Sequence[dict[str, Any]]) -> discord.Embed:
-    lines = []
-    for g in games:
-        state: GameState = g["state"]
-        p0, p1 = state.players
-        when = datetime.fromtimestamp(g["ended_at"] or g["created_at"], UTC).strftime("%Y-%m-%d")
-        lines.append(f"#{g['game_id']} · {when} · {g['status']} · {escape(p0.name, limit=30)} {p0.vp} – "
-                     f"{p1.vp} {escape(p1.name, limit=30)} ({state.edition}, round {state.round})")
+    lines = [mission_render.history_line(g) for g in games]
     return discord.Embed(title="Finished games in this channel",
                          description=truncate("\n".join(lines) or "None yet.", EMBED_DESCRIPTION_MAX),
                          colour=COLOUR_GAME)

@@ -1,0 +1,269 @@
+"""Embeds and board lines for mission play: the mission line, the per-round score table, the clocks,
+the roll-off, the mission card, the score breakdown and the final summary.
+
+Everything fits a phone (tables stay within about 36 characters) and escapes user text.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import discord
+
+from bot.games import missions
+from bot.games.mission_play import rounds_played
+from bot.games.model import LAST_ROUND, GameState
+from bot.render.common import (
+    COLOUR_GAME,
+    EMBED_DESCRIPTION_MAX,
+    EMBED_FIELD_VALUE_MAX,
+    EMBED_TITLE_MAX,
+    edition_label,
+    escape,
+    truncate,
+)
+
+NAME_COLUMN = 9
+
+
+def mission_line(state: GameState) -> str | None:
+    """Mission, deployment and primary rule in one line (None when the game has no mission)."""
+    m = state.mission
+    if not m:
+        return None
+    bits = [f"**{escape(m['name'], limit=60)}**"]
+    if m.get("deployment"):
+        bits.append(escape(m["deployment"], limit=40))
+    text = "🎯 " + " · ".join(bits)
+    if m.get("primary"):
+        text += f" — {escape(m['primary'], limit=160)}"
+    elif not m.get("catalog"):
+        text += " — (free text: not in the mission catalog)"
+    return text
+
+
+def clock_text(seconds: float) -> str:
+    """h:mm:ss or m:ss, whole seconds rounded up like a chess clock; negative times show how far over."""
+    sign = "-" if seconds < 0 else ""
+    whole = math.ceil(seconds) if seconds >= 0 else math.floor(-seconds)
+    h, rest = divmod(whole, 3600)
+    m, s = divmod(rest, 60)
+    return f"{sign}{h}:{m:02d}:{s:02d}" if h else f"{sign}{m}:{s:02d}"
+
+
+def clock_field(state: GameState, now: float) -> str | None:
+    clock = state.clock
+    if clock is None:
+        return None
+    parts = []
+    for i, p in enumerate(state.players):
+        left = clock.remaining(i, now)
+        mark = " ▶" if clock.running and clock.holder == i else ""
+        parts.append(f"{escape(p.name, limit=20)} **{clock_text(left)}**{mark}")
+    text = "⏱ " + " · ".join(parts)
+    if clock.stopped:
+        text += " (stopped)"
+    elif not clock.running:
+        text += " (paused)"
+    late = [escape(state.players[i].name, limit=20) for i in range(2) if clock.remaining(i, now) <= 0]
+    if late:
+        text += "\n⌛ Out of time: " + ", ".join(late) + " (nothing is enforced)"
+    return text
+
+
+def score_table(state: GameState) -> str:
+    """Rounds down, players across, primary/secondary/other per cell; phone width."""
+    names = [p.name[:NAME_COLUMN] for p in state.players]
+    lines = ["Rd " + "".join(f"{n:<{NAME_COLUMN + 2}}" for n in names).rstrip()]
+    for r in rounds_played(state):
+        cells = [f"{p.vp_primary[r - 1]}/{p.vp_secondary[r - 1]}/{p.vp_other[r - 1]}" for p in state.players]
+        lines.append(f"{r:>2} " + "".join(f"{c:<{NAME_COLUMN + 2}}" for c in cells).rstrip())
+    totals = [f"{p.vp}" for p in state.players]
+    lines.append("Σ  " + "".join(f"{t:<{NAME_COLUMN + 2}}" for t in totals).rstrip())
+    # user names are inside a code block: backticks are the only thing to neutralise
+    return "```\n" + "\n".join(lines).replace("`", "'") + "\n```primary/secondary/other"
+
+
+def cards_line(state: GameState, index: int) -> str | None:
+    held = [c for c in state.players[index].secondaries if c["status"] in ("drawn", "kept")]
+    if not held:
+        return None
+    names = [escape(c["name"], limit=30) + (" (fixed)" if c["mode"] == "fixed" else "") for c in held]
+    return "Cards: " + ", ".join(names)
+
+
+def vp_split(state: GameState, index: int) -> str:
+    p = state.players[index]
+    return f"P {sum(p.vp_primary)} · S {sum(p.vp_secondary)} · O {sum(p.vp_other)}"
+
+
+def add_board_fields(embed: discord.Embed, state: GameState, now: float) -> None:
+    """The board's mission-play fields: score by round once anything is scored, and the clocks."""
+    if any(p.vp for p in state.players) or state.mission:
+        embed.add_field(name="Score by round", value=truncate(score_table(state), EMBED_FIELD_VALUE_MAX), inline=False)
+    clocks = clock_field(state, now)
+    if clocks:
+        embed.add_field(name="Chess clock", value=truncate(clocks, EMBED_FIELD_VALUE_MAX), inline=False)
+
+
+def rolloff_embed(state: GameState, message: str) -> discord.Embed:
+    text = escape(message)
+    if state.rolloff is not None and state.first_chosen is False:
+        winner = state.players[state.rolloff["winner"]].name
+        text += f"\n\n{escape(winner, limit=40)}: choose who takes the first turn (only you can press)."
+    return discord.Embed(title="Roll-off", description=truncate(text, EMBED_DESCRIPTION_MAX), colour=COLOUR_GAME)
+
+
+def card_embed(edition: str, mission: missions.Mission | None, record: dict[str, Any] | None) -> discord.Embed:
+    """The full mission card: matchup, primary rule, every VP award with its timing, caps, deployment."""
+    if mission is None:
+        name = record["name"] if record else "No mission"
+        embed = discord.Embed(title=truncate(escape(name), EMBED_TITLE_MAX), colour=COLOUR_GAME,
+                              description="This mission is not in the mission catalog "
+                                          f"({missions.SOURCE} has no {edition} missions); "
+                                          f"the {edition} caps apply.")
+        caps = missions.caps_of(record, edition)
+    else:
+        lines = []
+        if mission.matchup:
+            lines.append(f"*{escape(mission.matchup)}*")
+        if mission.primary is not None:
+            lines.append(escape(mission.primary.text))
+            lines.append("")
+            lines += [f"• {escape(a)}" for a in mission.primary.award_lines()]
+            if mission.primary.actions:
+                lines.append("Actions: " + ", ".join(escape(a.replace("-", " ")) for a in mission.primary.actions))
+        embed = discord.Embed(title=truncate(escape(mission.name), EMBED_TITLE_MAX), colour=COLOUR_GAME,
+                              description=truncate("\n".join(lines), EMBED_DESCRIPTION_MAX))
+        caps = mission.caps
+        if record and record.get("deployment"):
+            embed.add_field(name="Deployment", value=escape(record["deployment"], limit=100), inline=False)
+    embed.add_field(name="Caps", value=caps_text(caps), inline=False)
+    source = mission.source if mission else "free text"
+    embed.set_footer(text=f"{edition_label(edition)} · {source} · summary by {missions.SOURCE} (community prose)"
+                     if mission else f"{edition_label(edition)} · {source}")
+    return embed
+
+
+def caps_text(caps: missions.Caps) -> str:
+    def cap(game: int | None, rnd: int | None) -> str:
+        bits = [f"{game} per game" if game is not None else "no game cap"]
+        if rnd is not None:
+            bits.append(f"{rnd} per round")
+        return ", ".join(bits)
+
+    return (f"Primary: {cap(caps.primary_game, caps.primary_round)}\n"
+            f"Secondary: {cap(caps.secondary_game, caps.secondary_round)} · tactical card: {caps.tactical_card} "
+            f"per scoring\nTotal: {caps.total} per player · caps warn; `force:true` scores past them")
+
+
+def mission_show_embed(state: GameState | None, edition: str, mission: missions.Mission | None,
+                       record: dict[str, Any] | None) -> discord.Embed:
+    """/mission show: the card, then its secondaries (the edition's deck) and each player's cards."""
+    embed = card_embed(edition, mission, record)
+    deck = missions.catalog().secondaries.get(edition, [])
+    if deck:
+        lines = [f"{escape(c.name)} — {_card_vp(c)}" for c in deck]
+        _add_long_field(embed, f"Secondary cards ({len(deck)}, {edition} deck)", lines)
+    else:
+        embed.add_field(name="Secondary cards", value=f"No {edition} deck in the catalog: name cards as free text.",
+                        inline=False)
+    if state is not None:
+        for p in state.players:
+            cards = [f"{escape(c['name'], limit=40)} ({c['mode']}, {c['status']}, {c['vp']}VP)" for c in p.secondaries]
+            if cards:
+                _add_long_field(embed, f"{escape(p.name, limit=40)}'s cards", cards)
+    return embed
+
+
+def _card_vp(card: missions.Card) -> str:
+    awards = card.award_lines()
+    tactical = card.max_vp("tactical")
+    fixed = card.max_vp("fixed")
+    fixed_text = "uncapped" if fixed is None else f"{fixed}"
+    head = f"up to {tactical}VP tactical / {fixed_text} fixed per scoring"
+    return head + ("; " + "; ".join(awards[:2]) if awards else "")
+
+
+def _add_long_field(embed: discord.Embed, name: str, lines: Sequence[str]) -> None:
+    """Split long lists over fields of at most 1,024 characters (at most 4, then an ellipsis)."""
+    chunk, fields = "", 0
+    for line in lines:
+        if len(chunk) + len(line) + 1 > EMBED_FIELD_VALUE_MAX:
+            embed.add_field(name=name if fields == 0 else "\u200b", value=chunk, inline=False)
+            fields += 1
+            chunk = ""
+            if fields >= 4:
+                embed.add_field(name="\u200b", value="…", inline=False)
+                return
+        chunk += ("\n" if chunk else "") + truncate(line, 300)
+    if chunk:
+        embed.add_field(name=name if fields == 0 else "\u200b", value=chunk, inline=False)
+
+
+def score_embed(state: GameState, game_id: int, summary: dict[str, Any], *, headline: str,
+                final: bool = False) -> discord.Embed:
+    """/game score (the breakdown) and /game end (the final summary); `headline` is the board's round line."""
+    players = summary["players"]
+    if final or state.ended:
+        if summary["winner"] is None:
+            title = f"Draw · {players[0]['vp']} – {players[1]['vp']}"
+        else:
+            w = players[summary["winner"]]
+            loser = players[1 - summary["winner"]]
+            title = f"{w['name']} wins · {w['vp']} – {loser['vp']}"
+    else:
+        title = f"Score · {players[0]['name']} {players[0]['vp']} – {players[1]['vp']} {players[1]['name']}"
+    lines = [headline]  # already escaped (render.game.clock_line)
+    line = mission_line(state)
+    if line:
+        lines.append(line)
+    lines.append(score_table(state))
+    embed = discord.Embed(title=truncate(escape(title), EMBED_TITLE_MAX),
+                          description=truncate("\n".join(lines), EMBED_DESCRIPTION_MAX), colour=COLOUR_GAME)
+    for p in players:
+        bits = [f"**{p['vp']} VP** (primary {p['primary']} · secondary {p['secondary']} · other {p['other']})",
+                f"CP spent {p['cp_spent']} · CP left {p['cp']}"]
+        if p["stratagems"]:
+            counts: dict[str, int] = {}
+            for name in p["stratagems"]:
+                counts[name] = counts.get(name, 0) + 1
+            used = ", ".join(f"{escape(n, limit=40)}" + (f" ×{k}" if k > 1 else "") for n, k in counts.items())
+            bits.append(f"Stratagems ({len(p['stratagems'])}): {used}")
+        else:
+            bits.append("Stratagems: none")
+        if p["units_lost"]:
+            bits.append(f"Units lost ({len(p['units_lost'])}): " + ", ".join(escape(u, limit=40) for u in p["units_lost"]))
+        if p["cards"]:
+            bits.append("Cards: " + ", ".join(f"{escape(c['name'], limit=30)} {c['vp']}VP ({c['status']})"
+                                              for c in p["cards"]))
+        if p["time_used_s"] is not None:
+            bits.append(f"Time used {clock_text(p['time_used_s'])}")
+        embed.add_field(name=truncate(f"{escape(p['name'], limit=40)} — {escape(p['faction'], limit=40)}",
+                                      EMBED_TITLE_MAX),
+                        value=truncate("\n".join(bits), EMBED_FIELD_VALUE_MAX), inline=False)
+    status = state.ended or ("battle over" if state.over else f"round {state.round} of {LAST_ROUND}")
+    embed.set_footer(text=f"Game #{game_id} · {status} · played for {clock_text(summary['duration_s'])} · "
+                          "units lost as recorded with /oathband destroyed")
+    return embed
+
+
+def history_line(g: dict[str, Any]) -> str:
+    state: GameState = g["state"]
+    p0, p1 = state.players
+    when = datetime.fromtimestamp(g["ended_at"] or g["created_at"], UTC).strftime("%Y-%m-%d")
+    leader = p0 if p0.vp > p1.vp else p1
+    result = "draw" if p0.vp == p1.vp else f"{escape(leader.name, limit=30)} wins"
+    mission = f" · {escape(state.mission['name'], limit=40)}" if state.mission else ""
+    return (f"#{g['game_id']} · {when} · {g['status']} · {escape(p0.name, limit=30)} {p0.vp} – "
+            f"{p1.vp} {escape(p1.name, limit=30)} · {result}{mission} ({state.edition}, round {state.round})")
+
+
+def mission_card_for(state: GameState) -> discord.Embed:
+    """The board's Mission card button: the game's mission, looked up in the catalog by its id."""
+    record = state.mission
+    mission = missions.catalog().mission(state.edition, record["id"]) if record and record.get("id") else None
+    return card_embed(state.edition, mission, record)
