@@ -31,6 +31,9 @@ class Hit:
     source: str
     score: float
     faction: str | None = None
+    # one hit stands for one thing (bot/catalog/things.py): every faction and detachment it appears under
+    factions: tuple[str, ...] = ()
+    detachments: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from rapidfuzz import fuzz, process
 
 from bot.catalog.model import Hit
 from bot.catalog.normalize import normalize, rule_number
+from bot.catalog.things import dataset_priority
 
 MAX_QUERY_CHARS = 200  # a longer query is clipped: names are short and FTS gets at most 12 words
 SHORT_KEEP = 300  # names kept per one/two-letter prefix
@@ -56,22 +57,9 @@ class Record:
     source: str
     number: str | None
     incomplete: bool
-    group: tuple
+    group: str  # the thing this entry belongs to: the id of the thing's primary entry
     priority: float
-
-
-def dataset_priority(dataset: str) -> float:
-    """The seed pages are the specification, then complete curated text (gdc), Wahapedia, wh40kdc metadata.
-
-    A seed entry whose table is empty loses INCOMPLETE_PENALTY, so the complete rule wins there.
-    """
-    if dataset == "seeds":
-        return 0.7
-    if dataset.startswith("gdc"):
-        return 0.6
-    if dataset.startswith("wahapedia"):
-        return 0.3
-    return 0.1
+    detachment: str | None = None
 
 
 @dataclass(frozen=True)
@@ -114,10 +102,9 @@ class SearchIndex:
                 # an empty table or missing text ranks the complete copy first; a datasheet that only
                 # lacks its profile table (the Stompa seed page) stays first, linked to a full one
                 incomplete=row["incomplete"] not in (None, "profiles"),
-                group=(row["edition"], row["kind"], _singular(row["norm_name"]).replace(" ", ""),
-                       normalize(row["faction"] or ""),
-                       normalize(row["detachment"] or row["category"] or "")),
+                group=row["thing"],
                 priority=dataset_priority(row["dataset"]),
+                detachment=row["detachment"] if isinstance(row["detachment"], str) else None,
             )
             idx = len(self.records)
             self.records.append(rec)
@@ -127,6 +114,16 @@ class SearchIndex:
                 by_alias[normalize(alias)].append(idx)
             if rec.number:
                 self.by_number[rec.number].append(idx)
+        self.by_id = {rec.id: i for i, rec in enumerate(self.records)}
+        factions: dict[str, dict[str, None]] = defaultdict(dict)
+        detachments: dict[str, dict[str, None]] = defaultdict(dict)
+        for rec in self.records:
+            if rec.faction:
+                factions[rec.group][rec.faction] = None
+            if rec.detachment:
+                detachments[rec.group][rec.detachment] = None
+        self.thing_factions = {k: tuple(v) for k, v in factions.items()}
+        self.thing_detachments = {k: tuple(v) for k, v in detachments.items()}
         self.by_name = dict(by_name)
         self.name_kinds = {n: frozenset(self.records[i].kind for i in idxs) for n, idxs in self.by_name.items()}
         self.name_editions = {n: frozenset(self.records[i].edition for i in idxs) for n, idxs in self.by_name.items()}
@@ -356,19 +353,26 @@ class SearchIndex:
             ranked.append((final, raw_score, rec))
         # only the best few can be shown; duplicates of one rule collapse, so keep a generous margin
         ranked = heapq.nsmallest(max(limit * 12, 60), ranked, key=lambda t: (-t[0], t[2].name, t[2].id))
-        seen_groups: set[tuple] = set()
+        seen_groups: set[str] = set()
         hits: list[Hit] = []
         raws: list[float] = []
         for final, _raw_score, rec in ranked:
             if rec.group in seen_groups:
-                continue  # the same rule from a less complete source
+                continue  # the same thing from another source, faction or detachment
             seen_groups.add(rec.group)
-            hits.append(Hit(rec.id, rec.kind, rec.name, rec.edition, rec.source, round(min(final, 100.0), 2),
-                            rec.faction))
+            hits.append(self.thing_hit(rec, round(min(final, 100.0), 2)))
             raws.append(final)
             if len(hits) >= limit:
                 break
         return hits, raws
+
+    def thing_hit(self, rec: Record, score: float) -> Hit:
+        """The hit for `rec`'s thing: its primary entry, with every faction and detachment it appears under."""
+        primary = self.records[self.by_id.get(rec.group, self.by_id[rec.id])]
+        factions = self.thing_factions.get(rec.group, ())
+        return Hit(primary.id, primary.kind, primary.name, primary.edition, primary.source, score,
+                   primary.faction or (factions[0] if factions else None), factions,
+                   self.thing_detachments.get(rec.group, ()))
 
     def fulltext_scores(self, rows: list[tuple[int, float]], *, question: bool,
                         kind_hint: str | None = None) -> dict[int, float]:
@@ -426,10 +430,6 @@ def confident(query: str, scores: list[float], hits: list[Hit]) -> bool:
     q = normalize(query)
     return (scores[0] >= FUZZY_CONFIDENT_SCORE and margin >= FUZZY_CONFIDENT_MARGIN
             and fuzz.ratio(q, top) >= FUZZY_CONFIDENT_RATIO)
-
-
-def _singular(norm: str) -> str:
-    return " ".join(w[:-1] if w.endswith("s") and len(w) > 3 else w for w in norm.split())
 
 
 def looks_hostile(query: str) -> bool:

@@ -22,6 +22,7 @@ try:
 except ImportError:  # not on Windows: there, concurrent first builds are not serialised
     fcntl = None  # type: ignore[assignment]
 
+from bot.catalog import things
 from bot.catalog.importers import seeds as seed_importer
 from bot.catalog.model import KINDS, CatalogImportError, Entry, Hit, Resolution
 from bot.catalog.normalize import normalize
@@ -39,7 +40,7 @@ from bot.guild_settings import CURRENT_EDITION
 
 log = logging.getLogger(__name__)
 
-BUILDER_VERSION = "10"  # bump when an importer's output changes, so existing catalogs rebuild
+BUILDER_VERSION = "11"  # bump when an importer's output changes, so existing catalogs rebuild
 CATALOG_FILE = "catalog.sqlite"
 RECENT_AUTOCOMPLETE = 2048  # cached autocomplete answers (cleared whenever the catalog changes)
 
@@ -111,9 +112,20 @@ class Catalog:
         return Resolution(best, sure and best is not None, hits)
 
     def get(self, entry_id: str) -> Entry | None:
+        """The entry, with what the other sources of the same thing say (`data["sources"]`,
+        `data["disagreements"]`; see bot/catalog/things.py)."""
         if not isinstance(entry_id, str) or len(entry_id) > 300:
             return None
-        return self.store.get(entry_id)
+        entry = self.store.get(entry_id)
+        if entry is None:
+            return None
+        return things.merged(entry, self.store.members(entry_id))
+
+    def primary(self, entry_id: str) -> Entry | None:
+        """The primary entry of `entry_id`'s thing (the most recent complete source), merged like `get`."""
+        rec = self.index.by_id.get(entry_id) if isinstance(entry_id, str) else None
+        target = self.index.records[rec].group if rec is not None else entry_id
+        return self.get(target) or self.get(entry_id)
 
     def close(self) -> None:
         self.store.close()
@@ -173,7 +185,7 @@ class Catalog:
             if rec.group in groups:
                 continue
             groups.add(rec.group)
-            hits.append(Hit(rec.id, rec.kind, rec.name, rec.edition, rec.source, 0.0, rec.faction))
+            hits.append(index.thing_hit(rec, 0.0))
             if len(hits) >= limit:
                 break
         return hits

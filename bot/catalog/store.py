@@ -15,10 +15,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bot import db
+from bot.catalog import things
 from bot.catalog.model import Entry
 from bot.catalog.normalize import normalize
 
 SCHEMA_VERSION = 3  # PRAGMA user_version of the catalog file; a different version means rebuild from scratch
+THINGS_VERSION = "2"  # bump when bot/catalog/things.py groups differently: existing catalogs regroup on open
+
+# One entry per thing (bot/catalog/things.py): entry id -> the id of its thing's primary entry. A table of its
+# own (created if missing) so that adding it kept existing catalogs and their imports.
+_THINGS_SCHEMA = """
+    CREATE TABLE IF NOT EXISTS things (entry_id TEXT PRIMARY KEY, thing TEXT NOT NULL);
+    CREATE INDEX IF NOT EXISTS things_thing ON things(thing);
+"""
 
 _SCHEMA = """
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -65,6 +74,16 @@ class CatalogStore:
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
                 raise
+        self._conn.executescript(_THINGS_SCHEMA)
+        if self.meta("things_version") != THINGS_VERSION:
+            with self._lock:
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    self._group_things()
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    self._conn.execute("ROLLBACK")
+                    raise
 
     # -- meta ------------------------------------------------------------------------------
     def meta(self, key: str) -> str | None:
@@ -104,6 +123,7 @@ class CatalogStore:
                         (name, source, path, now, len(entries)),
                     )
                 self._relink()
+                self._group_things()
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
@@ -131,6 +151,25 @@ class CatalogStore:
                                        (row["id"], cand["id"]))
                     break
 
+    def _group_things(self) -> None:
+        """Recompute every entry's thing (inside the caller's transaction); see bot/catalog/things.py."""
+        rows = self._conn.execute("SELECT id, dataset, kind, edition, norm_name, faction FROM entries").fetchall()
+
+        def load(ids: list[str]) -> dict[str, tuple[dict, str]]:
+            out: dict[str, tuple[dict, str]] = {}
+            for start in range(0, len(ids), 500):
+                chunk = ids[start:start + 500]
+                marks = ",".join("?" * len(chunk))
+                for r in self._conn.execute(f"SELECT id, data, text FROM entries WHERE id IN ({marks})", chunk):
+                    out[r[0]] = (json.loads(r[1]), r[2])
+            return out
+
+        mapping = things.group_all((tuple(r) for r in rows), load)
+        self._conn.execute("DELETE FROM things")
+        self._conn.executemany("INSERT INTO things (entry_id, thing) VALUES (?, ?)", mapping.items())
+        self._conn.execute("INSERT INTO meta (key, value) VALUES ('things_version', ?) "
+                           "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (THINGS_VERSION,))
+
     # -- reading ---------------------------------------------------------------------------
     def get(self, entry_id: str) -> Entry | None:
         with self._lock:
@@ -138,6 +177,15 @@ class CatalogStore:
                 "SELECT id, kind, name, edition, faction, source, text, data FROM entries WHERE id = ?",
                 (entry_id,)).fetchone()
         return _entry(row) if row else None
+
+    def members(self, entry_id: str) -> list[Entry]:
+        """Every entry of the same thing as `entry_id` (itself included), or [] when it is unknown."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT e.id, e.kind, e.name, e.edition, e.faction, e.source, e.text, e.data FROM things t "
+                "JOIN things o ON o.thing = t.thing JOIN entries e ON e.id = o.entry_id WHERE t.entry_id = ? "
+                "ORDER BY e.rowid", (entry_id,)).fetchall()
+        return [_entry(r) for r in rows]
 
     def links(self, entry_id: str) -> list[tuple[str, str]]:
         with self._lock:
@@ -149,9 +197,11 @@ class CatalogStore:
         """Everything the in-memory name index needs, without the (large) texts."""
         with self._lock:
             rows = self._conn.execute(
-                "SELECT rowid, id, dataset, kind, name, edition, faction, source, number, norm_name, aliases, "
-                "json_extract(data, '$.incomplete') AS incomplete, json_extract(data, '$.detachment') AS detachment,"
-                " json_extract(data, '$.category') AS category FROM entries ORDER BY rowid").fetchall()
+                "SELECT e.rowid, e.id, e.dataset, e.kind, e.name, e.edition, e.faction, e.source, e.number, e.norm_name,"
+                " e.aliases, json_extract(e.data, '$.incomplete') AS incomplete,"
+                " json_extract(e.data, '$.detachment') AS detachment, json_extract(e.data, '$.category') AS category,"
+                " COALESCE(t.thing, e.id) AS thing FROM entries e LEFT JOIN things t ON t.entry_id = e.id"
+                " ORDER BY e.rowid").fetchall()
         return iter(rows)
 
     def datasets(self) -> list[dict]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import discord
 
 from bot.catalog.model import Entry, Hit
+from bot.catalog.things import faction_key
 from bot.render.common import (
     COLOUR_ERROR,
     COLOUR_RULES,
@@ -26,11 +27,33 @@ KIND_LABELS = {"datasheet": "Datasheet", "weapon": "Weapon", "ability": "Ability
 
 
 def hit_label(hit: Hit, *, limit: int = 100) -> str:
-    """One line for autocomplete and pickers: name, edition and what it is (faction when it has one)."""
+    """One line for autocomplete and pickers: name, edition, what it is, faction(s) and detachment(s),
+    so the distinct things of one name can be told apart ("Armour of Contempt · 11e · Stratagem ·
+    Adeptus Astartes +5 · 24 detachments")."""
     what = KIND_LABELS.get(hit.kind, hit.kind)
-    group = hit.faction or (_stratagem_group(hit.id) if hit.kind == "stratagem" else None)
+    group = where_label(hit) or (_stratagem_group(hit.id) if hit.kind == "stratagem" else None)
     extra = f" · {group}" if group else ""
     return truncate(f"{hit.name} · {hit.edition} · {what}{extra}", limit)
+
+
+def where_label(hit: Hit) -> str:
+    """"Orks", "Space Marines +3", "Orks · War Horde", "Space Marines · 20 detachments"; '' for core things."""
+    seen: dict[str, str] = {}
+    for faction in hit.factions or ((hit.faction,) if hit.faction else ()):
+        seen.setdefault(faction_key(faction), faction)
+    factions = list(seen.values())
+    if hit.faction and hit.faction in factions:  # the primary's faction first
+        factions.remove(hit.faction)
+        factions.insert(0, hit.faction)
+    parts = []
+    if factions:
+        parts.append(factions[0] + (f" +{len(factions) - 1}" if len(factions) > 1 else ""))
+    dets = list(dict.fromkeys(hit.detachments))
+    if len(dets) == 1:
+        parts.append(dets[0])
+    elif dets:
+        parts.append(f"{len(dets)} detachments")
+    return " · ".join(parts)
 
 
 def _stratagem_group(entry_id: str) -> str | None:
@@ -128,6 +151,8 @@ def entry_embed(entry: Entry, *, page: int = 0, complete: Entry | None = None) -
         embed.add_field(name="Complete rule", value=truncate(
             f"This source leaves a table empty. The complete rule is **{_title(complete)}** "
             f"({complete.source}) — use the button below.", EMBED_FIELD_VALUE_MAX), inline=False)
+    if page == len(pages) - 1:
+        add_sources(embed, entry)
     embed.set_footer(text=_footer(entry, page, len(pages)))
     return embed
 
@@ -237,9 +262,47 @@ def datasheet_embed(entry: Entry, *, complete: Entry | None = None) -> discord.E
     if keywords or factions:
         _add_field(embed, "Keywords", truncate(keywords + (f"\nFaction: {factions}" if factions else ""),
                                                EMBED_FIELD_VALUE_MAX))
+    add_sources(embed, entry, add=_add_field)
     if complete is not None:
         _add_field(embed, "More complete source", truncate(f"{complete.name} ({complete.source})", 1024))
     return embed
+
+
+def sources_text(entry: Entry) -> str:
+    """One line per source of a merged thing: "wh40kdc 1.4.5 (2026-06-20): Space Marines · Gladius Task Force,
+    Anvil Siege Force"; '' when the entry has a single source."""
+    sources = entry.data.get("sources") if isinstance(entry.data, dict) else None
+    if not sources or len(sources) < 2 and not (sources[0].get("factions", [])[1:] or sources[0].get("detachments", [])[1:]):
+        return ""
+    lines = []
+    for src in sources:
+        where = ", ".join(src.get("factions") or [])
+        dets = src.get("detachments") or []
+        if dets:
+            shown = ", ".join(dets[:8]) + (f" +{len(dets) - 8} more" if len(dets) > 8 else "")
+            where = f"{where} · {shown}" if where else shown
+        date = f" ({src['date']})" if src.get("date") and src["date"] not in src["source"] else ""
+        lines.append(f"- {src['source']}{date}" + (f": {where}" if where else ""))
+    return "\n".join(lines)
+
+
+def add_sources(embed: discord.Embed, entry: Entry, add=None) -> None:
+    """The "Sources" field (every source and where it lists this thing) and, when they disagree, a
+    "Sources disagree" field; the table above shows the most recent source's values."""
+    text = sources_text(entry)
+    disagree = entry.data.get("disagreements") if isinstance(entry.data, dict) else None
+    fields = []
+    if disagree:
+        fields.append(("Sources disagree", "\n".join(disagree) + "\nShown above and used by /sim: the most recent "
+                       "source."))
+    if text:
+        fields.append(("Sources", text))
+    for name, value in fields:
+        value = truncate(value, EMBED_FIELD_VALUE_MAX)
+        if add is not None:
+            add(embed, name, value)
+        else:
+            embed.add_field(name=name, value=value, inline=False)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -21,7 +21,8 @@ def fields(reply) -> dict[str, str]:
 async def test_attacker_autocomplete_offers_datasheets(console: ConsoleSession) -> None:
     choices = await console.autocomplete("/sim unit attacker:stom", "attacker")
     assert 1 <= len(choices) <= 25
-    assert {"name": "Stompa (Orks, 11e)", "value": STOMPA} in choices
+    # one choice per thing: its primary entry (the complete, most recent source), not the seed page
+    assert {"name": "Stompa (Orks, 11e)", "value": "11e:datasheet:wh40kdc.orks:stompa"} in choices
     many = await console.autocomplete("/sim unit attacker:s", "attacker")
     assert len(many) <= 25
     assert all(len(c["name"]) <= 100 and len(c["value"]) <= 100 for c in many)

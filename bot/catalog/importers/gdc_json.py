@@ -79,6 +79,8 @@ def load_file(path: Path) -> tuple[str, tuple[str, str | None, list[Entry]]]:
         entries = _core_rules(doc, path, text)
         for entry in entries:
             entry.data.setdefault("provenance", {"file": path.name})
+            if isinstance(doc.get("updated"), str):
+                entry.data.setdefault("source_date", doc["updated"][:10])
         return "gdc:core-rules", ("game-datacards core rules", str(path), entries)
     if "datasheets" in doc or "stratagems" in doc:
         entries, faction = _faction(doc, path, text)
@@ -188,8 +190,12 @@ def _faction(doc: dict, path: Path, text: str) -> tuple[list[Entry], str]:
     scope = "gdc." + slug(faction)
     entries: dict[str, Entry] = {}
 
+    updated = doc["updated"][:10] if isinstance(doc.get("updated"), str) else None
+
     def add(entry: Entry) -> None:
         entry.data.setdefault("provenance", {"file": path.name})
+        if updated:
+            entry.data.setdefault("source_date", updated)  # the newest source wins in /sim (things.py)
         entries.setdefault(entry.id, entry)
 
     rules = doc.get("rules") or {}

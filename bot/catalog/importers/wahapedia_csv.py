@@ -106,6 +106,9 @@ def load_folder(folder: Path) -> Batches:
     updated = (tables.get("Last_update.csv") or [{}])[0].get("last_update", "")[:10]
     source = f"Wahapedia export {updated}".strip()
     entries = _entries(tables, edition, source, folder)
+    if updated:
+        for entry in entries:
+            entry.data.setdefault("source_date", updated)
     return {f"wahapedia:{edition}": (source, str(folder), entries)}
 
 

@@ -123,6 +123,21 @@ def load(overrides_path: Path) -> tuple[list[Entry], str]:
     raw_weapons = [w.raw if hasattr(w, "raw") else w for w in ds.weapons]
     kw_names = {k["id"]: k["name"] for k in (kv.raw if hasattr(kv, "raw") else kv for kv in ds.weapon_keywords)}
     faction_names = {f["id"]: f["name"] for f in (fv.raw if hasattr(fv, "raw") else fv for fv in ds.factions)}
+    slate_dates = {(g["edition"], g["dataslate"]): g.get("effective_date")
+                   for g in (gv.raw if hasattr(gv, "raw") else gv for gv in ds.game_versions)}
+
+    def dated(record: dict, data: dict) -> dict:
+        """The date of the record's dataslate (so /sim can prefer the most recent source) and its
+        external ids (game-datacards, BSData), which join it to the same thing from other sources."""
+        gv = record.get("game_version") or {}
+        date = slate_dates.get((gv.get("edition"), gv.get("dataslate")))
+        if date:
+            data["source_date"] = date
+        refs = {r.get("namespace"): r.get("id") for r in record.get("external_refs") or [] if isinstance(r, dict)}
+        if refs:
+            data["external_refs"] = {k: v for k, v in refs.items() if k and v}
+        return data
+
     detachments = {(d["faction_id"], d["id"]): d["name"] for d in ds.detachments}
     detachments_any = {d["id"]: d["name"] for d in ds.detachments}
     abilities: dict[tuple[str, str], dict] = {}
@@ -191,6 +206,7 @@ def load(overrides_path: Path) -> tuple[list[Entry], str]:
         if (u.get("transport_capacity") or {}).get("capacity"):
             data["transport"] = f"Transport capacity {u['transport_capacity']['capacity']}"
         eid = make_id(edition, "datasheet", f"wh40kdc.{u['faction_id']}", u["id"])
+        dated(u, data)
         text = sheet_text(data)
         entries[eid] = Entry(eid, "datasheet", u["name"], edition, faction, source, text, data)
 
@@ -218,6 +234,7 @@ def load(overrides_path: Path) -> tuple[list[Entry], str]:
                 "restrictions": "", "metadata_only": True}
         if notes:
             data["community_notes"] = notes
+        dated(s, data)
         name = title_case(s["name"])
         scope = "wh40kdc." + ("core" if core else slug(det_name or det or "detachment"))
         eid = make_id(_edition(s), "stratagem", scope, name)
