@@ -295,3 +295,23 @@ def test_hostile_groups_give_a_result_or_a_named_error(groups, edition, method, 
     for g in out["groups"]:
         assert math.fsum(g["models_killed"]["pmf"]) == pytest.approx(1.0, abs=1e-9)
     json.dumps(out, allow_nan=False)
+
+
+def test_10e_pending_cap_with_differing_mortal_fnp_is_exact_below_1e12(monkeypatch):
+    """With different mortal Feel No Pain values, 10e pending mortal wounds are kept up to the count the
+    unit survives with probability < 1e-17; keeping the whole support instead changes nothing visible."""
+    from engine import mixed, prepare
+
+    req = {"edition": "10e",
+           "volley": [W(6, 2, 10, -2, "D6+2", ["DEVASTATING WOUNDS"], models=3),
+                      W(4, 2, 10, -2, "D6", ["DEVASTATING WOUNDS", "PRECISION"], models=2)],
+           "target": {"groups": [G("b", 2, 4, 3, 2, feel_no_pain_mortal=6), G("c", 1, 4, 3, 3, True, feel_no_pain=4)]}}
+    parsed, groups = prepare(req)
+    cap = mixed._pending_cap(groups, parsed.target, False)
+    cut = simulate(req)
+    monkeypatch.setattr(mixed, "_fnp_cap", lambda wounds, keep: 10**6)
+    support = mixed._pending_cap(groups, parsed.target, False)
+    assert cap < support  # the cut is really exercised
+    whole = simulate(req)
+    np.testing.assert_allclose(cut["models_killed"]["pmf"], whole["models_killed"]["pmf"], atol=1e-12, rtol=0)
+    np.testing.assert_allclose(cut["damage"]["pmf"], whole["damage"]["pmf"], atol=1e-12, rtol=0)
