@@ -64,11 +64,12 @@ def _binom(n: int, p: float) -> np.ndarray:
     return out
 
 
-def per_die_kernel(g: ResolvedGroup, collapse_ok: bool) -> tuple[np.ndarray, dict[str, float], bool]:
-    """Joint (n, m) distribution of one attack die, its expected stage counts and whether collapsed."""
+def per_die_kernel(g: ResolvedGroup, collapse_ok: bool, saves: bool = True) -> tuple[np.ndarray, dict[str, float], bool]:
+    """Joint (n, m) distribution of one attack die, its expected stage counts and whether collapsed.
+    `saves` False: n counts wounds before any saving throw (mixed targets roll saves at allocation)."""
     hp = np.array([0.0, 1.0, 0.0]) if g.auto_hit else g.hit_probs()
     wp = g.wound_probs()
-    s = g.save_prob()
+    s = g.save_prob() if saves else 0.0
     if g.devastating:
         a, b = wp[1] * (1 - s), wp[2]
     else:
@@ -175,8 +176,8 @@ def compound(counts: np.ndarray, kernel: np.ndarray) -> np.ndarray:
     return out
 
 
-def group_distribution(g: ResolvedGroup, collapse_ok: bool) -> GroupDistribution:
-    kernel, stages, collapsed = per_die_kernel(g, collapse_ok)
+def group_distribution(g: ResolvedGroup, collapse_ok: bool, saves: bool = True) -> GroupDistribution:
+    kernel, stages, collapsed = per_die_kernel(g, collapse_ok, saves)
     counts = count_pmf(g)
     attacks = float(np.dot(np.arange(counts.size), counts))
     joint = compound(counts, kernel)

@@ -28,7 +28,7 @@ Feel No Pain inside it; the excess damage is lost). Per weapon group:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -233,7 +233,7 @@ def _mixture_steps(x: np.ndarray, t: np.ndarray, joint: np.ndarray, fail: np.nda
     xs = np.empty((n_max + 1,) + x.shape)
     xs[0] = x
     for n in range(n_max):
-        xs[n + 1] = xs[n] @ t
+        np.matmul(xs[n], t, out=xs[n + 1])
     flat = xs.reshape(n_max + 1, -1)
     ys = (joint.T @ flat).reshape((joint.shape[1],) + x.shape)
     tail = joint.sum(axis=1)[::-1].cumsum()[::-1]  # P(N >= n)
@@ -320,8 +320,7 @@ def run(groups: list[ResolvedGroup], target: Target, devastating_spills: bool) -
     x[0, 0, lay.start] = 1.0
     stages = {"attacks": 0.0, "hits": 0.0, "wounds": 0.0, "unsaved": 0.0}
     for g in groups:
-        no_save = replace(g, save_threshold=8)
-        gd = exact.group_distribution(no_save, collapse_ok=not g.devastating)
+        gd = exact.group_distribution(g, collapse_ok=not g.devastating, saves=False)
         stages["attacks"] += gd.attacks
         stages["hits"] += gd.hits
         stages["wounds"] += gd.wounds

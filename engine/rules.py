@@ -299,6 +299,8 @@ def resolve(group: Group, target: Target, context: Context, attacker: Attacker, 
         mark(kws)
         if target.mixed and any(g.character for g in target.groups):
             precision = True
+            notes.append(f"{w.name}: PRECISION - its wounds go to the CHARACTER models while any are left "
+                         "(assumed visible; the attacker always chooses them).")
         else:
             notes.append(f"{w.name}: PRECISION changes nothing against a target without a CHARACTER group. "
                          f"{SHARED_RULES['PRECISION']}")
