@@ -1,0 +1,338 @@
+"""Read an army list into an `Army`: wh40kdc's format adapters and resolver, then our mapping onto the catalog.
+
+wh40kdc does the format work (one adapter per export format, names resolved against its 11th-edition
+dataset). Our code covers where it falls short for the tracker: bounded decoding (`decode`), a unit cap,
+multi-detachment lines matched longest-first against the faction's detachments, leaders attached to an
+eligible unit when the list does not say, suggestions for every unresolved name, catalog datasheet ids per
+edition, and each model type's weapons with counts.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from rapidfuzz import fuzz, process
+
+from bot.armies.decode import ListError, Payload, decode
+from bot.armies.model import Army, ArmyUnit, Diagnostic, ModelGroup, Weapon
+from bot.catalog.model import make_id
+
+MAX_UNITS = 150  # an Onslaught list fields ~60 units; more is not a list a player would paste
+MAX_DIAGNOSTICS = 40
+EDITIONS = ("10e", "11e")
+
+_FORMAT_NAMES = {
+    "gw": "GW app (+++ header)", "gw-headerless": "GW app", "newrecruit-json": "NewRecruit JSON",
+    "newrecruit-wtc-full": "NewRecruit WTC", "newrecruit-wtc-compact": "NewRecruit WTC compact",
+    "newrecruit-simple": "NewRecruit text", "listforge": "ListForge JSON", "listforge-text": "ListForge text",
+    "rosterizer": "Rosterizer", "roster-json": "40kdc roster",
+}
+
+
+@functools.cache
+def dataset() -> Any:
+    """wh40kdc's embedded dataset, loaded once per process (the slow part of the first import)."""
+    from wh40kdc import Dataset
+
+    return Dataset.embedded()
+
+
+def parse_list(data: bytes | str, *, filename: str | None = None, edition: str = "11e",
+               catalog: Any = None) -> Army:
+    """The army in `data`; raises `ListError` when nothing usable is in it (nothing is stored then)."""
+    if edition not in EDITIONS:
+        raise ListError(f"Unknown edition {edition!r}: choose 10e or 11e.")
+    payload = decode(data, filename)
+    return build_army(payload, edition=edition, catalog=catalog)
+
+
+def build_army(payload: Payload, *, edition: str, catalog: Any = None) -> Army:
+    from wh40kdc.imports import ADAPTERS
+    from wh40kdc.imports.resolve import resolve
+
+    ds = dataset()
+    adapter = next((a for a in ADAPTERS if _matches(a, payload.value)), None)
+    if adapter is None:
+        raise ListError(_not_a_list(payload))
+    try:
+        parsed = adapter.parse(payload.value)
+    except Exception as error:  # an adapter that claimed the payload but cannot read it
+        raise ListError(f"The list looks like a {_FORMAT_NAMES.get(adapter.id, adapter.id)} export but cannot be "
+                        f"read: {error}") from None
+    units = parsed.get("units") or []
+    if not units:
+        raise ListError("No units found: is this an army list? Paste the whole export from the app.")
+    if len(units) > MAX_UNITS:
+        raise ListError(f"The list has {len(units)} units; the limit is {MAX_UNITS}.")
+    roster = resolve(parsed, ds, adapter.id)
+    if not roster.get("faction_id"):
+        named = parsed.get("faction_raw_name")
+        raise ListError(f"Unknown faction {named!r}: no faction of the dataset has that name, and its units do "
+                        "not name one either." if named else
+                        "Cannot tell the army's faction: the list names none and its units are unknown.")
+    return _army(payload, parsed, roster, _format_id(adapter), edition, catalog)
+
+
+def _format_id(adapter: Any) -> str:
+    from wh40kdc.imports.gw_headerless import gw_headerless_adapter
+
+    return "gw-headerless" if adapter is gw_headerless_adapter else adapter.id
+
+
+def _matches(adapter: Any, value: Any) -> bool:
+    try:
+        return bool(adapter.matches(value))
+    except Exception:  # a matcher fed a shape it never expected: not its format
+        return False
+
+
+def _not_a_list(payload: Payload) -> str:
+    if isinstance(payload.value, str):
+        return ("This does not look like an army list: paste the export from the GW app, NewRecruit or ListForge "
+                "(units with their points, e.g. 'Boyz (85 points)').")
+    return "This JSON is not an army list export (NewRecruit, ListForge or BattleScribe)."
+
+
+# ---- roster -> Army -----------------------------------------------------------------------------------
+
+def _army(payload: Payload, parsed: dict, roster: dict, fmt: str, edition: str, catalog: Any) -> Army:
+    ds = dataset()
+    text = payload.value if isinstance(payload.value, str) else ""
+    lines = text.split("\n") if text else []
+    diagnostics: list[Diagnostic] = []
+
+    def where(raw: str | None) -> int | None:
+        if not raw or not lines:
+            return None
+        needle = raw.casefold()
+        return next((i for i, line in enumerate(lines, start=1) if needle in line.casefold()), None)
+
+    faction_id = roster["faction_id"]
+    faction = ds.factions.get(faction_id)
+    faction_name = faction.name if faction is not None else faction_id
+    detachments = _detachments(roster, faction_id, diagnostics, where)
+
+    units: list[ArmyUnit] = []
+    for raw_unit, parsed_unit in zip(roster["units"], parsed["units"], strict=True):
+        units.append(_unit(raw_unit, parsed_unit, faction_id, edition, catalog, diagnostics, where))
+    _warlord_from_header(lines, units)
+    _leaders(roster, units, faction_id, diagnostics)
+    for entry in roster["diagnostics"]["warnings"]:
+        if entry["code"] in ("weapon-unresolved", "enhancement-unresolved"):
+            raw = entry.get("raw_name")
+            what = "weapon" if entry["code"] == "weapon-unresolved" else "enhancement"
+            diagnostics.append(Diagnostic("warning", f"Unknown {what} {raw!r}: kept as written.", where(raw)))
+    points = roster["points"].get("total_reported") or roster["points"].get("total_computed") or None
+    if len(diagnostics) > MAX_DIAGNOSTICS:
+        dropped = len(diagnostics) - MAX_DIAGNOSTICS + 1
+        diagnostics = diagnostics[: MAX_DIAGNOSTICS - 1] + [Diagnostic("info", f"... and {dropped} more.")]
+    sources = {"battlescribe-rosz": "BattleScribe .rosz", "battlescribe-xml": "BattleScribe .ros",
+               "listforge-url": "ListForge URL"}
+    return Army(format=sources.get(payload.source) or _FORMAT_NAMES.get(fmt, fmt),
+                edition=edition, faction=faction_name, detachments=detachments, points=points, units=units,
+                diagnostics=diagnostics, name=roster.get("name"), faction_id=faction_id)
+
+
+def _detachments(roster: dict, faction_id: str, diagnostics: list[Diagnostic], where: Any) -> list[str]:
+    """Resolved detachment names; an unresolved line is matched longest-first against the faction's names."""
+    ds = dataset()
+    known = {d["id"]: d["name"] for d in ds.detachments.by_faction(faction_id)}
+    names: list[str] = []
+    for entry in roster["detachments"]:
+        ref = entry["ref"]
+        if ref.get("id"):
+            names.append(known.get(ref["id"]) or _detachment_name(ref["id"]) or ref["raw_name"])
+            continue
+        found, rest = split_detachments(ref["raw_name"], list(known.values()))
+        names.extend(found)
+        if rest:
+            hint = _suggest(rest, list(known.values()))
+            diagnostics.append(Diagnostic("error", f"Unknown detachment {rest!r}.{hint}", where(ref["raw_name"])))
+    return list(dict.fromkeys(names))
+
+
+def _detachment_name(detachment_id: str) -> str | None:
+    hit = dataset().detachments.get_any(detachment_id)
+    return hit.get("name") if hit else None
+
+
+_JOINERS = re.compile(r"^(?:\s|,|\+|&|\band\b|/)+|(?:\s|,|\+|&|\band\b|/)+$", re.IGNORECASE)
+
+
+def split_detachments(line: str, known: list[str]) -> tuple[list[str], str]:
+    """Known detachment names in `line`, longest first (so "Legends of Saga and Song" is never split), and
+    what is left once the joiners ("and", "+", ",") are gone."""
+    rest = " " + " ".join(line.split()) + " "
+    found: list[tuple[int, str]] = []
+    for name in sorted(known, key=len, reverse=True):
+        pattern = re.compile(r"(?<![\w-])" + re.escape(" ".join(name.split())) + r"(?![\w-])", re.IGNORECASE)
+        match = pattern.search(rest)
+        if match:
+            found.append((match.start(), name))
+            rest = rest[: match.start()] + "\0" * (match.end() - match.start()) + rest[match.end():]  # keeps positions
+    leftover = " ".join(p for p in (_JOINERS.sub("", part) for part in rest.split("\0")) if p.strip())
+    return [name for _, name in sorted(found)], leftover.strip()
+
+
+def _unit(raw: dict, parsed: dict, faction_id: str, edition: str, catalog: Any, diagnostics: list[Diagnostic],
+          where: Any) -> ArmyUnit:
+    ds = dataset()
+    ref = raw["ref"]
+    name = " ".join(str(ref["raw_name"]).split())
+    hit = ds.units.get_any(ref["id"]) if ref.get("id") else None
+    composition = _composition(raw, hit, name)
+    models = int(raw.get("model_count") or sum(g.count for g in composition) or 1)
+    enhancement = raw.get("enhancement")
+    unit = ArmyUnit(name=name, datasheet_id=None, models=models, points=raw.get("points"), composition=composition,
+                    enhancements=[enhancement["raw_name"]] if enhancement else [], warlord=bool(raw.get("is_warlord")),
+                    character=bool(parsed.get("is_character")))
+    if hit is None:
+        candidates = [c.get("name") for c in ref.get("candidates") or [] if c.get("name")]
+        hint = (f" Did you mean: {', '.join(candidates[:5])}?" if candidates
+                else _suggest(name, [u.name for u in ds.units.by_faction(faction_id)]))
+        diagnostics.append(Diagnostic("error", f"Unknown unit {name!r}: kept as an unlisted unit.{hint}", where(name)))
+        return unit
+    record = hit.raw
+    unit.datasheet_name = hit.name
+    unit.character = unit.character or record.get("role") in ("character", "epic-hero")
+    unit.wounds = _main_wounds(record, composition)
+    if "Orks" in (record.get("faction_keywords") or []):
+        unit.tags.append("waaagh")  # every Orks datasheet carries the Waaagh! army rule (docs/rules-notes.md)
+    unit.datasheet_id = _catalog_id(hit, edition, catalog, diagnostics, where)
+    return unit
+
+
+def _catalog_id(hit: Any, edition: str, catalog: Any, diagnostics: list[Diagnostic], where: Any) -> str:
+    """The catalog entry of this datasheet in the game's edition (wh40kdc's own entry for 11e)."""
+    own = make_id("11e", "datasheet", f"wh40kdc.{hit.raw.get('faction_id')}", hit.id)
+    if edition == "11e" or catalog is None:
+        if edition == "10e":
+            diagnostics.append(Diagnostic("info", f"{hit.name}: no catalog to look up its 10e datasheet; "
+                                                  "the 11e one is used.", where(hit.name)))
+        return own
+    try:
+        resolution = catalog.resolve(hit.name, kind="datasheet", edition=edition)
+    except Exception:  # the catalog is optional here: fall back to the dataset's own entry
+        resolution = None
+    best = getattr(resolution, "best", None)
+    if best is not None and getattr(resolution, "confident", False) and fuzz.ratio(best.name.casefold(),
+                                                                                    hit.name.casefold()) >= 90:
+        return best.id
+    diagnostics.append(Diagnostic("info", f"{hit.name}: the catalog has no {edition} datasheet; the 11e one is used.",
+                                  where(hit.name)))
+    return own
+
+
+def _composition(raw: dict, hit: Any, name: str) -> list[ModelGroup]:
+    """Each model type with what the whole group carries; a flat list's wargear goes to one group."""
+    groups = raw.get("loadout_groups")
+    if groups:
+        flat: dict[str, int] = {}
+        for w in raw.get("wargear") or []:
+            key = str(w["ref"]["raw_name"]).casefold()
+            flat[key] = flat.get(key, 0) + int(w["count"])
+        # Grouped counts are per model for most adapters and already per group for some: the unit-wide totals
+        # of the flat wargear tell which (multiplying must not exceed them).
+        scaled: dict[str, int] = {}
+        for group in groups:
+            for w in group["wargear"]:
+                key = str(w["ref"].get("raw_name") or w["ref"]["id"]).casefold()
+                scaled[key] = scaled.get(key, 0) + int(w["count"]) * int(group["count"])
+        per_model = all(scaled[k] <= flat.get(k, scaled[k]) for k in scaled)
+        out = []
+        for group in groups:
+            count = int(group["count"])
+            weapons = [Weapon(" ".join(str(w["ref"].get("raw_name") or w["ref"]["id"]).split()),
+                              int(w["count"]) * (count if per_model else 1)) for w in group["wargear"]]
+            out.append(ModelGroup(group["model_name"], count, _merge(weapons)))
+        return out
+    count = int(raw.get("model_count") or 1)
+    model_name = hit.name if hit is not None else name
+    if hit is not None:
+        profiles = hit.raw.get("profiles") or []
+        if len(profiles) == 1:
+            model_name = profiles[0].get("name") or model_name
+    weapons = [Weapon(" ".join(str(w["ref"]["raw_name"]).split()), int(w["count"])) for w in raw.get("wargear") or []]
+    return [ModelGroup(model_name, count, _merge(weapons))]
+
+
+def _merge(weapons: list[Weapon]) -> list[Weapon]:
+    merged: dict[str, Weapon] = {}
+    for w in weapons:
+        key = w.name.casefold()
+        if key in merged:
+            merged[key].count += w.count
+        else:
+            merged[key] = Weapon(w.name, w.count)
+    return list(merged.values())
+
+
+def _main_wounds(record: dict, composition: list[ModelGroup]) -> int | None:
+    """W of the model type that makes up most of the unit (the one damage is tracked on)."""
+    profiles = [p for p in record.get("profiles") or [] if isinstance(p.get("W"), int)]
+    if not profiles:
+        return None
+    if composition:
+        biggest = max(composition, key=lambda g: g.count).name.casefold()
+        for p in profiles:
+            if str(p.get("name", "")).casefold() in (biggest, biggest.rstrip("s")):
+                return int(p["W"])
+    return int(profiles[0]["W"])
+
+
+_WARLORD_HEADER = re.compile(r"^\+\s*WARLORD:\s*(?:Char\d+:\s*)?(.+?)\s*$", re.IGNORECASE)
+
+
+def _warlord_from_header(lines: list[str], units: list[ArmyUnit]) -> None:
+    """WTC headers name the warlord ("+ WARLORD: Char1: Kâhl") where the unit block does not say it."""
+    if any(u.warlord for u in units):
+        return
+    for line in lines[:40]:
+        match = _WARLORD_HEADER.match(line)
+        if match:
+            named = match.group(1).casefold()
+            unit = next((u for u in units if u.name.casefold() == named), None)
+            if unit is not None:
+                unit.warlord = True
+            return
+
+
+def _leaders(roster: dict, units: list[ArmyUnit], faction_id: str, diagnostics: list[Diagnostic]) -> None:
+    """Which leader leads which unit: the list's own attachment when it has one, else the first eligible unit."""
+    ds = dataset()
+    ids = [u["ref"].get("id") for u in roster["units"]]
+    led: set[int] = set()
+    for i, raw in enumerate(roster["units"]):
+        attachment = raw.get("leader_attachment")
+        if attachment and attachment.get("bodyguard_ref"):
+            bodyguard = attachment["bodyguard_ref"].get("raw_name")
+            target = next((j for j, u in enumerate(units) if j != i and u.name == bodyguard and j not in led), None)
+            if target is not None:
+                units[i].leading = target
+                led.add(target)
+                if attachment.get("provisional"):
+                    diagnostics.append(Diagnostic("warning", f"Assumed {units[i].name} leads {bodyguard} (the list "
+                                                             "does not say; change it with /army attach)."))
+    eligible: dict[str, list[str]] = {}
+    for la in ds.leader_attachments:
+        eligible.setdefault(la["leader_id"], []).extend(la.get("eligible_bodyguard_ids") or [])
+    for i, unit in enumerate(units):
+        if unit.leading is not None or not unit.character or not ids[i] or ids[i] not in eligible:
+            continue
+        target = next((j for j, uid in enumerate(ids) if uid in eligible[ids[i]] and j not in led
+                       and not units[j].character), None)
+        if target is None:
+            continue
+        unit.leading = target
+        led.add(target)
+        diagnostics.append(Diagnostic("warning", f"Assumed {unit.name} leads {units[target].name} (the list does not "
+                                                 "say; change it with /army attach)."))
+
+
+def _suggest(name: str, choices: list[str]) -> str:
+    if not choices or not name:
+        return ""
+    found = process.extract(name, choices, scorer=fuzz.WRatio, limit=3, score_cutoff=60)
+    return f" Did you mean: {', '.join(m[0] for m in found)}?" if found else ""
