@@ -32,6 +32,7 @@ DEFAULT_CHANNEL = 1001
 DEFAULT_GUILD = 501
 EPHEMERAL = 1 << 6
 QUIESCE_TIMEOUT_S = 120.0
+ATTACHMENT_MAX = 25 * 1024 * 1024  # Discord's upload limit without boosts
 
 DEFAULT_MEMBER_PERMISSIONS = discord.Permissions(
     view_channel=True,
@@ -104,7 +105,8 @@ def _flatten_components(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     flat = []
     for row in rows:
         for c in row.get("components", [row]) if row.get("type") == 1 else [row]:
-            item = {"type": {2: "button", 3: "select"}.get(c.get("type"), c.get("type")), "custom_id": c.get("custom_id")}
+            item = {"type": {2: "button", 3: "select", 4: "text_input"}.get(c.get("type"), c.get("type")),
+                    "custom_id": c.get("custom_id")}
             if c.get("label") is not None:
                 item["label"] = c["label"]
             if c.get("options"):
@@ -164,6 +166,9 @@ class ConsoleSession:
         self._token_channels: dict[str, int] = {}
         self._messages: dict[int, _Message] = {}
         self._clicked_message_id: int | None = None
+        self._attachments: dict[str, bytes] = {}  # CDN url -> bytes of a file attached with `option:@path`
+        self._pending_attachments: dict[str, dict[str, Any]] = {}
+        self._modal: dict[str, Any] | None = None  # the form the bot opened last, until it is submitted
 
     # ----------------------------------------------------------------- lifecycle
     @classmethod
@@ -178,6 +183,7 @@ class ConsoleSession:
         await bot._async_setup_hook()
         bot._connection.application_id = APPLICATION_ID
         bot._connection.user = discord.ClientUser(state=bot._connection, data=self._bot_user_payload())
+        bot.http.get_from_cdn = self._cdn_get  # type: ignore[method-assign]  # attachments are served locally
         await bot.setup_hook()
         self.bot = bot
 
@@ -212,7 +218,7 @@ class ConsoleSession:
         if not line or line.startswith("#"):
             return []
         if line.startswith(":"):
-            return await self._directive(line)
+            return await self._directive(line, user=user)
         try:
             command, options = self._parse_command_line(line)
         except ConsoleInputError as error:
@@ -240,8 +246,58 @@ class ConsoleSession:
         payload = self._interaction(3, user, data=data, message=message.payload, channel_id=message.channel_id)
         return await self._dispatch(payload, custom_id)
 
+    async def submit(self, fields: dict[str, str], *, user: int | None = None) -> list[Reply]:
+        """Fill in and submit the form (modal) the bot opened last."""
+        modal = self._modal
+        if modal is None:
+            return [Reply(command="submit", kind="client", ephemeral=True, content="No form is open.")]
+        known = {c["custom_id"]: c for c in _modal_inputs(modal.get("components") or [])}
+        unknown = [k for k in fields if k not in known]
+        if unknown:
+            return [Reply(command="submit", kind="client", ephemeral=True,
+                          content=f"The form has no field {unknown[0]!r}; its fields: {', '.join(known)}.")]
+        rows = []
+        for custom_id, spec in known.items():
+            value = fields.get(custom_id, "")
+            if spec.get("required", True) and not value:
+                return [Reply(command="submit", kind="client", ephemeral=True, content=f"{custom_id} is required.")]
+            if spec.get("max_length") and len(value) > spec["max_length"]:
+                return [Reply(command="submit", kind="client", ephemeral=True,
+                              content=f"{custom_id}: must be {spec['max_length']} characters or fewer.")]
+            rows.append({"type": 1, "components": [{"type": 4, "custom_id": custom_id, "value": value}]})
+        self._modal = None
+        payload = self._interaction(5, user, data={"custom_id": modal["custom_id"], "components": rows})
+        return await self._dispatch(payload, modal["custom_id"])
+
+    async def _cdn_get(self, url: str) -> bytes:
+        if url not in self._attachments:
+            raise discord.NotFound(_FakeResponse(404), {"message": "Unknown attachment", "code": 0})
+        return self._attachments[url]
+
+    def _attach(self, name: str, value: str) -> str:
+        """`@path/to/file`: read it now (as the Discord client uploads it) and return the attachment id."""
+        if not value.startswith("@") or len(value) < 2:
+            raise ConsoleInputError(f"{name}: attach a file as @path/to/file.")
+        path = value[1:]
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read(ATTACHMENT_MAX + 1)
+        except OSError as error:
+            raise ConsoleInputError(f"{name}: cannot read {path}: {error.strerror}.") from None
+        if len(data) > ATTACHMENT_MAX:
+            raise ConsoleInputError(f"{name}: the file is over Discord's {ATTACHMENT_MAX // 1024 // 1024} MB upload limit.")
+        attachment_id = str(next(self._ids))
+        filename = path.replace("\\", "/").rsplit("/", 1)[-1] or "file"
+        url = f"https://cdn.invalid/ephemeral-attachments/{attachment_id}/{filename}"
+        self._attachments[url] = data
+        self._pending_attachments[attachment_id] = {
+            "id": attachment_id, "filename": filename, "size": len(data), "url": url, "proxy_url": url,
+            "content_type": "text/plain; charset=utf-8" if filename.endswith(".txt") else "application/octet-stream",
+            "ephemeral": True}
+        return attachment_id
+
     # ----------------------------------------------------------------- directives
-    async def _directive(self, line: str) -> list[Reply]:
+    async def _directive(self, line: str, *, user: int | None = None) -> list[Reply]:
         name, _, rest = line.partition(" ")
         rest = rest.strip()
         note = Reply(command=name, kind="console")
@@ -269,14 +325,17 @@ class ConsoleSession:
                 parts = shlex.split(rest)
                 if not parts:
                     raise ConsoleInputError("usage: :click CUSTOM_ID [VALUE ...]")
-                return await self.click(parts[0], values=parts[1:] or None)
+                return await self.click(parts[0], values=parts[1:] or None, user=user)
+            elif name == ":submit":
+                return await self.submit(_form_fields(rest), user=user)
             elif name == ":complete":
                 command_line, focused = self._last_option(rest)
                 choices = await self.autocomplete(command_line, focused)
                 return [Reply(command=command_line, kind="autocomplete", ephemeral=True, choices=choices)]
             else:
                 raise ConsoleInputError(
-                    f"Unknown directive {name}. Directives: :as, :channel, :guild, :restart, :perms, :name, :click, :complete."
+                    f"Unknown directive {name}. Directives: :as, :channel, :guild, :restart, :perms, :name, :click, "
+                    ":submit, :complete."
                 )
         except (ConsoleInputError, ValueError) as error:
             note.kind, note.ephemeral, note.content = "client", True, str(error)
@@ -393,6 +452,8 @@ class ConsoleSession:
             converted = str(self._parse_id(value, "user"))
         elif kind is discord.AppCommandOptionType.channel:
             converted = str(self._parse_id(value, "channel"))
+        elif kind is discord.AppCommandOptionType.attachment:
+            converted = value if partial else self._attach(name, value)
         else:
             raise ConsoleInputError(f"{name}: options of type {kind.name} can't be typed in the console.")
         if kind in (discord.AppCommandOptionType.integer, discord.AppCommandOptionType.number):
@@ -434,6 +495,10 @@ class ConsoleSession:
             if spec.get("focused"):
                 opt["focused"] = True
             opts.append(opt)
+            if spec["type"] == discord.AppCommandOptionType.attachment.value and not spec.get("focused"):
+                attachment = self._pending_attachments.pop(str(spec["value"]), None)
+                if attachment is not None:
+                    resolved.setdefault("attachments", {})[attachment["id"]] = attachment
             if spec["type"] in (discord.AppCommandOptionType.user.value, discord.AppCommandOptionType.mentionable.value) \
                     and not spec.get("focused"):
                 uid = int(spec["value"])
@@ -533,6 +598,9 @@ class ConsoleSession:
             interaction = {"id": str(webhook_id), "type": 2, "response_message_loading": kind_code == 5,
                            "response_message_ephemeral": bool((data.get("flags") or 0) & EPHEMERAL)}
             resource: dict[str, Any] = {"type": kind_code}
+            if kind_code == 9:
+                self._modal = data
+                data = {**data, "content": f"Form: {data.get('title', '')} (fill it in with :submit FIELD=VALUE)"}
             if kind_code in (4, 5):
                 message = self._store_message(token, data, files)
                 self._tokens[token] = int(message["id"])
@@ -613,6 +681,38 @@ def _is_interaction_work(task: asyncio.Task) -> bool:
             and not task.get_name().startswith(("discord-ui-view-timeout", "overlay-feed", BACKGROUND_TASK_PREFIX)))
 
 
+def _modal_inputs(components: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The text inputs of a modal, in order (inside action rows, or labels)."""
+    found = []
+    for c in components:
+        if c.get("type") == 1:
+            found += _modal_inputs(c.get("components") or [])
+        elif c.get("type") == 18 and c.get("component"):
+            found += _modal_inputs([c["component"]])
+        elif c.get("type") == 4:
+            found.append(c)
+    return found
+
+
+def _form_fields(text: str) -> dict[str, str]:
+    """`:submit FIELD=VALUE ...`: shell-quoted; `\\n` is a new line; `FIELD=@path` takes a file's text."""
+    fields: dict[str, str] = {}
+    for word in shlex.split(text):
+        name, sep, value = word.partition("=")
+        if not sep or not name:
+            raise ConsoleInputError("usage: :submit FIELD=VALUE [FIELD=VALUE ...] (FIELD=@path reads a file)")
+        if value.startswith("@") and len(value) > 1:
+            try:
+                with open(value[1:], encoding="utf-8") as handle:
+                    value = handle.read(ATTACHMENT_MAX)
+            except (OSError, UnicodeDecodeError) as error:
+                raise ConsoleInputError(f"{name}: cannot read {value[1:]}: {error}") from None
+        else:
+            value = value.replace("\\n", "\n")
+        fields[name] = value
+    return fields
+
+
 class _FakeResponse:
     def __init__(self, status: int) -> None:
         self.status = status
@@ -648,6 +748,8 @@ def render_human(reply: Reply) -> str:
             for o in c.get("options", []):
                 detail = f" — {o['description']}" if o.get("description") else ""
                 lines.append(f"    ◦ {o['label']}{detail}  →  {o['value']}")
+        elif c["type"] == "text_input":
+            lines.append(f"  [field {c['custom_id']}] {c.get('label') or ''}")
         else:
             state = " (disabled)" if c.get("disabled") else ""
             lines.append(f"  [button {c['custom_id']}] {c.get('label') or ''}{state}")

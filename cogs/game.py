@@ -175,9 +175,12 @@ class LiveBoards:
 
 
 def live_boards(interaction: discord.Interaction) -> LiveBoards:
+    # No isinstance check: a cog that imports this module before the extension loader loads it holds another
+    # copy of the module (discord.py builds a fresh module per extension), so the class objects differ.
     cog = interaction.client.get_cog("Game")
-    assert isinstance(cog, Game)
-    return cog.boards
+    if cog is None:
+        raise RuntimeError("the Game cog is not loaded")
+    return cog.boards  # type: ignore[attr-defined]
 
 
 def catalog_or_none(interaction: discord.Interaction) -> Any:
@@ -194,8 +197,11 @@ async def canonical_unit(interaction: discord.Interaction, state: GameState, own
     try:
         name, _ = game_commands.resolve_unit(state, owner, raw, create=False)
         return name
+    except game_commands.AmbiguousUnit as error:
+        raise _escaped(error) from None
     except UserError:
-        pass
+        if state.army(owner) is not None:
+            raise
     catalog = catalog_or_none(interaction)
     if catalog is None:
         return raw
@@ -218,28 +224,32 @@ def same_unit_name(typed: str, catalog_name: str) -> bool:
 
 
 async def unit_choices(interaction: discord.Interaction, current: str, *, side: str) -> list[app_commands.Choice[str]]:
-    """Units already in the game (own, opponent's or both), then catalog datasheets; at most 25."""
+    """Units in the game (own, opponent's or both) told apart by their state ("Boyz #2 · 7/10 models"), then,
+    for a player without an army list, catalog datasheets; at most 25."""
     state = store_of(interaction).state(interaction.channel_id or 0)
     if state is None:
         return []
     me = state.player_index(interaction.user.id)
     owners = {"own": [me], "enemy": [None if me is None else 1 - me], "any": [0, 1]}[side]
     text = current.casefold().strip()
-    names: list[str] = []
+    choices: dict[str, str] = {}
     for unit in state.units:
         if (unit.owner in owners or me is None) and (not text or text in unit.name.casefold()):
-            names.append(unit.name)
+            label = unit.label()
+            if side == "any":
+                label += f" ({state.players[unit.owner].name})"
+            choices.setdefault(unit.name, label)
     catalog = catalog_or_none(interaction)
-    if catalog is not None and len(names) < 25 and text:
-        factions = [state.players[o].faction for o in owners if o is not None]
+    unlisted = [o for o in owners if o is not None and state.army(o) is None]
+    if catalog is not None and len(choices) < 25 and text and unlisted:
+        factions = [state.players[o].faction for o in unlisted]
         try:
-            for faction in factions or [None]:
+            for faction in factions:
                 for hit in catalog.autocomplete(current, kind="datasheet", edition=state.edition, faction=faction, limit=25):
-                    if hit.name not in names:
-                        names.append(hit.name)
+                    choices.setdefault(hit.name, hit.name)
         except Exception:
             log.debug("catalog autocomplete failed", exc_info=True)
-    return [app_commands.Choice(name=n[:100], value=n[:100]) for n in names[:25]]
+    return [app_commands.Choice(name=label[:100], value=name[:100]) for name, label in list(choices.items())[:25]]
 
 
 def _edition_for(interaction: discord.Interaction) -> str:

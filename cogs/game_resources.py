@@ -261,12 +261,14 @@ class GameResources(commands.Cog):
     # ---- Judgement tokens ------------------------------------------------------------------------
 
     @judgement.command(name="add", description="Give an enemy unit Judgement tokens (never more than 2).")
-    @app_commands.describe(unit="Your opponent's unit", amount="Tokens to add (1-2; gains beyond 2 are ignored)")
+    @app_commands.describe(unit="Your opponent's unit", amount="Tokens to add (1-2; gains beyond 2 are ignored)",
+                           force="Give them although you do not play Leagues of Votann (logged)")
     @app_commands.autocomplete(unit=enemy_unit_ac)
     async def judgement_add(self, interaction: discord.Interaction, unit: str,
-                            amount: app_commands.Range[int, 1, 2] = 1) -> None:
+                            amount: app_commands.Range[int, 1, 2] = 1, force: bool = False) -> None:
         name = await _named(interaction, unit, enemy=True)
-        await reply(interaction, await act(interaction, gc.judgement, interaction.user.id, name, amount, remove=False))
+        await reply(interaction, await act(interaction, gc.judgement, interaction.user.id, name, amount, remove=False,
+                                           force=force))
 
     @judgement.command(name="remove", description="Remove Judgement tokens from an enemy unit.")
     @app_commands.describe(unit="Your opponent's unit", amount="Tokens to remove (1-2)")
@@ -285,12 +287,13 @@ class GameResources(commands.Cog):
     # ---- riled up / Waaagh! ----------------------------------------------------------------------
 
     @riled.command(name="add", description="Your unit becomes riled up.")
-    @app_commands.describe(unit="Your unit", until="How long, as the rule that riles it says")
+    @app_commands.describe(unit="Your unit", until="How long, as the rule that riles it says",
+                           force="Rile it although the rules say it cannot be (not Orks, 10e, no Waaagh! ability; logged)")
     @app_commands.autocomplete(unit=own_unit_ac)
     @app_commands.choices(until=UNTIL_CHOICES)
-    async def riled_add(self, interaction: discord.Interaction, unit: str, until: str) -> None:
+    async def riled_add(self, interaction: discord.Interaction, unit: str, until: str, force: bool = False) -> None:
         name = await _named(interaction, unit, enemy=False)
-        await reply(interaction, await act(interaction, gc.riled, interaction.user.id, name, until))
+        await reply(interaction, await act(interaction, gc.riled, interaction.user.id, name, until, force=force))
 
     @riled.command(name="remove", description="Your unit is no longer riled up.")
     @app_commands.describe(unit="Your unit")
@@ -298,7 +301,7 @@ class GameResources(commands.Cog):
     async def riled_remove(self, interaction: discord.Interaction, unit: str) -> None:
         await reply(interaction, await act(interaction, gc.riled, interaction.user.id, unit, "battle", remove=True))
 
-    @app_commands.command(name="waaagh", description="War Cry: once per battle, your units are riled up until the end of the next turn.")
+    @app_commands.command(name="waaagh", description="Call the Waaagh! once per battle (Orks): your units with the ability.")
     @app_commands.guild_only()
     @app_commands.describe(force="Use it outside the start of a Command phase (logged)")
     async def waaagh(self, interaction: discord.Interaction, force: bool = False) -> None:
@@ -317,11 +320,14 @@ class GameResources(commands.Cog):
     # ---- Oathband --------------------------------------------------------------------------------
 
     @oathband.command(name="mark", description="Select an enemy unit for Ruthless Efficiency (clear:true to unmark).")
-    @app_commands.describe(unit="Your opponent's unit", clear="Remove the mark instead")
+    @app_commands.describe(unit="Your opponent's unit", clear="Remove the mark instead",
+                           force="Mark it although the game is not 10e Needgaârd Oathband (logged)")
     @app_commands.autocomplete(unit=enemy_unit_ac)
-    async def oathband_mark(self, interaction: discord.Interaction, unit: str, clear: bool = False) -> None:
+    async def oathband_mark(self, interaction: discord.Interaction, unit: str, clear: bool = False,
+                            force: bool = False) -> None:
         name = unit if clear else await _named(interaction, unit, enemy=True)
-        await reply(interaction, await act(interaction, gc.oathband_mark, interaction.user.id, name, clear=clear))
+        await reply(interaction, await act(interaction, gc.oathband_mark, interaction.user.id, name, clear=clear,
+                                           force=force))
 
     @oathband.command(name="destroyed", description="Record that a unit was destroyed.")
     @app_commands.describe(unit="The destroyed unit", mine="It is one of your units (default: an enemy unit)")

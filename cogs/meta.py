@@ -37,6 +37,7 @@ SECTIONS = {
     "cogs.game": "Game tracking",
     "cogs.game_resources": "Game tracking",
     "cogs.game_mission": "Game tracking",
+    "cogs.army": "Game tracking",
     "cogs.meta": "About",
 }
 SECTION_ORDER = ("Rules lookups", "Combat simulation", "Game tracking", "About", "Other")

@@ -12,6 +12,7 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
+from bot.armies import faction_rules
 from bot.errors import UserError
 from bot.games import rules
 from bot.games.events import Event, advance
@@ -76,21 +77,44 @@ def own_target(state: GameState, actor: int, target_user: int | None) -> None:
 
 # ---- units ---------------------------------------------------------------------------------------
 
+class AmbiguousUnit(UserError):
+    """A typed name that fits several of a player's units ("Boyz" with three Boyz units): ask which."""
+
+    def __init__(self, typed: str, units: list[Unit]) -> None:
+        options = "; ".join(u.label() for u in units[:10])
+        super().__init__(f"Which {typed}? {options}. Pick one from the list (autocomplete tells them apart).",
+                         field="unit")
+        self.units = units
+
+
 def resolve_unit(state: GameState, owner: int, raw: str, *, create: bool) -> tuple[str, bool]:
-    """(the unit's name, exists): exact, then a close fuzzy match among that player's units."""
+    """(the unit's name, exists): exact, then the one unit a list numbered ("Boyz" when only "Boyz #2" is
+    left alive counts as ambiguous: ask), then a close fuzzy match among that player's units. A player whose
+    army list is loaded has no units beyond it, so nothing is created for them."""
     name = rules.clean_name(raw)
     units = state.units_of(owner)
     key = unit_key(name)
     for unit in units:
         if unit.key == key:
             return unit.name, True
+    numbered = [u for u in units if u.base_key == key]
+    if len(numbered) == 1:
+        return numbered[0].name, True
+    if len(numbered) > 1:
+        raise AmbiguousUnit(name, numbered)
     if units:
         match = process.extractOne(key, {i: u.key for i, u in enumerate(units)}, scorer=fuzz.ratio, score_cutoff=90)
         if match is not None:
             return units[match[2]].name, True
-    if create:
+    listed = state.army(owner) is not None
+    if create and not listed:
         return name, False
     owner_name = state.players[owner].name
+    if listed:
+        close = process.extract(key, {i: u.key for i, u in enumerate(units)}, scorer=fuzz.WRatio, limit=3,
+                                score_cutoff=60)
+        hint = f" Did you mean: {', '.join(units[m[2]].name for m in close)}?" if close else ""
+        raise UserError(f"{name!r} is not in {owner_name}'s army list.{hint}", field="unit")
     known = ", ".join(u.name for u in units[:10]) or "none yet"
     raise UserError(f"{owner_name} has no unit called {name!r}. Known units: {known}.", field="unit")
 
@@ -237,51 +261,80 @@ def _strat_target(state: GameState, actor: int, raw: str) -> tuple[int, str]:
 
 # ---- unit statuses -------------------------------------------------------------------------------
 
-def judgement(state: GameState, user_id: int, unit_name: str, amount: int, *, remove: bool) -> Outcome:
-    """Judgement tokens go on the invoker's opponent's units (Eye of the Ancestors)."""
+def judgement(state: GameState, user_id: int, unit_name: str, amount: int, *, remove: bool,
+              force: bool = False) -> Outcome:
+    """Judgement tokens: a Leagues of Votann player puts them on the opponent's units (Eye of the Ancestors)."""
     actor = require_player(state, user_id)
     require_running(state)
     rules.check_amount(amount, field="amount", low=1, high=rules.MAX_JUDGEMENT_STEP, what="Judgement tokens")
     owner = 1 - actor
     name, exists = resolve_unit(state, owner, unit_name, create=not remove)
     unit = _unit(state, owner, name)
+    # Removing tokens is a correction anyone playing may make; giving them is the Votann player's rule.
+    warnings = [] if remove else _soft(faction_rules.check(state, actor, "judgement"), force)
+    note = _forced_note(warnings)
     if remove:
         rules.judgement_loss_check(unit, amount)
-        summary = f"{name} loses {amount} Judgement token(s) ({unit.judgement} → {unit.judgement - amount})"
-        return Outcome([event("judgement", actor, summary, {"unit": _ref(owner, name), "delta": -amount})], summary)
+        summary = f"{name} loses {amount} Judgement token(s) ({unit.judgement} → {unit.judgement - amount})" + note
+        return Outcome([event("judgement", actor, summary, {"unit": _ref(owner, name), "delta": -amount},
+                              overrides=warnings)], summary, warnings)
     gained, ignored = rules.judgement_gain(unit, amount)
     summary = f"{name} gains {gained} Judgement token(s) ({unit.judgement} → {unit.judgement + gained})"
     if ignored:
         summary += f"; {ignored} ignored (never more than 2)"
-    return Outcome([event("judgement", actor, summary, {"unit": _ref(owner, name), "delta": gained})], summary)
+    summary += note
+    return Outcome([event("judgement", actor, summary, {"unit": _ref(owner, name), "delta": gained},
+                          overrides=warnings)], summary, warnings)
 
 
-def riled(state: GameState, user_id: int, unit_name: str, until: str, *, remove: bool = False) -> Outcome:
+def riled(state: GameState, user_id: int, unit_name: str, until: str, *, remove: bool = False,
+          force: bool = False) -> Outcome:
+    """Riled up (11e Orks): only the Orks player's own units; a listed unit needs the Waaagh! ability."""
     actor = require_player(state, user_id)
     require_running(state)
     name, _ = resolve_unit(state, actor, unit_name, create=not remove)
     if remove:
         summary = f"{name} is no longer riled up"
         return Outcome([event("riled", actor, summary, {"unit": _ref(actor, name), "until": None})], summary)
+    warnings = faction_rules.check(state, actor, "riled")
+    unit = _unit(state, actor, name)
+    if not unit.unlisted and "waaagh" not in unit.tags:
+        warnings.append(f"{name}'s datasheet does not have the Waaagh! ability (only units with it become riled up).")
+    warnings = _soft(warnings, force)
     end = rules.riled_until(state, actor, until)
-    summary = f"{name} is riled up {rules.RILED_DURATIONS[until]}"
-    return Outcome([event("riled", actor, summary, {"unit": _ref(actor, name), "until": end, "duration": until})],
-                   summary)
+    summary = f"{name} is riled up {rules.RILED_DURATIONS[until]}" + _forced_note(warnings)
+    return Outcome([event("riled", actor, summary, {"unit": _ref(actor, name), "until": end, "duration": until},
+                          overrides=warnings)], summary, warnings)
 
 
 def waaagh(state: GameState, user_id: int, *, force: bool = False) -> Outcome:
-    """War Cry (11e Orks): once per battle, at the start of the Command phase; riled until the end of the next turn."""
+    """The Waaagh!, once per battle, for the Orks player's units with the Waaagh! ability (all units without a list).
+
+    11e War Cry (seed 001): at the start of the Command phase (either player's); riled up until the end of the
+    next turn. 10e army rule (Wahapedia 10e Abilities 000003676): at the start of *your* Command phase; active
+    until the start of your next Command phase."""
     actor = require_player(state, user_id)
     require_running(state)
     me = state.players[actor]
     if "waaagh" in me.once_used:
-        raise UserError("The Waaagh! War Cry can be used only once per battle, and your army has already used it.")
-    warnings = []
-    if state.phase != "command":
+        raise UserError("The Waaagh! can be called only once per battle, and your army has already called it.")
+    warnings = faction_rules.check(state, actor, "waaagh")
+    ten = state.edition == "10e"
+    if ten and not (state.phase == "command" and state.active == actor):
+        warnings.append("The 10e Waaagh! is called at the start of your Command phase.")
+    elif not ten and state.phase != "command":
         warnings.append("War Cry is used at the start of the Command phase.")
     warnings = _soft(warnings, force)
-    end = rules.riled_until(state, actor, "end-of-next-turn")
-    summary = f"{me.name} calls the Waaagh!: their units are riled up until the end of the next turn" + _forced_note(warnings)
+    end = rules.riled_until(state, actor, "start-of-your-next-turn" if ten else "end-of-next-turn")
+    how = "until the start of your next Command phase" if ten else "until the end of the next turn"
+    if state.army(actor) is None:
+        who = "all their units (no army list loaded, so the bot cannot tell which have the Waaagh! ability)"
+    else:
+        able = [u.name for u in state.units_of(actor) if "waaagh" in u.tags and not u.destroyed]
+        who = (f"{len(able)} units with the Waaagh! ability ({', '.join(able[:6])}{', …' if len(able) > 6 else ''})"
+               if able else "no unit (none in the list has the Waaagh! ability)")
+    verb = "the Waaagh! is active for" if ten else "riled up:"
+    summary = f"{me.name} calls the Waaagh! {how}; {verb} {who}" + _forced_note(warnings)
     return Outcome([event("waaagh", actor, summary, {"player": actor, "until": end}, overrides=warnings)],
                    summary, warnings)
 
@@ -302,13 +355,15 @@ def shock(state: GameState, user_id: int, unit_name: str, *, clear: bool = False
     return Outcome([event("shock", actor, summary, {"unit": _ref(actor, name), "on": not clear})], summary)
 
 
-def oathband_mark(state: GameState, user_id: int, unit_name: str, *, clear: bool = False) -> Outcome:
-    """Ruthless Efficiency (10e Oathband): mark enemy units at the start of the battle."""
+def oathband_mark(state: GameState, user_id: int, unit_name: str, *, clear: bool = False,
+                  force: bool = False) -> Outcome:
+    """Ruthless Efficiency (10e Needgaârd Oathband): mark enemy units at the start of the battle."""
     actor = require_player(state, user_id)
     require_running(state)
     owner = 1 - actor
     name, _ = resolve_unit(state, owner, unit_name, create=not clear)
     unit = _unit(state, owner, name)
+    warnings = [] if clear else _soft(faction_rules.check(state, actor, "oathband"), force)
     if clear:
         if not unit.oathband:
             raise UserError(f"{name} is not marked.", field="unit")
@@ -319,8 +374,9 @@ def oathband_mark(state: GameState, user_id: int, unit_name: str, *, clear: bool
     marked = sum(1 for u in state.units_of(owner) if u.oathband)
     if marked >= rules.MAX_OATHBAND_MARKS:
         raise UserError(f"Ruthless Efficiency marks at most {rules.MAX_OATHBAND_MARKS} units (Onslaught).", field="unit")
-    summary = f"{name} is marked for Ruthless Efficiency"
-    return Outcome([event("oathband", actor, summary, {"unit": _ref(owner, name), "on": True})], summary)
+    summary = f"{name} is marked for Ruthless Efficiency" + _forced_note(warnings)
+    return Outcome([event("oathband", actor, summary, {"unit": _ref(owner, name), "on": True}, overrides=warnings)],
+                   summary, warnings)
 
 
 def destroyed(state: GameState, user_id: int, unit_name: str, *, mine: bool) -> Outcome:
@@ -353,3 +409,91 @@ def ruthless_claim(state: GameState, user_id: int, amount: int, *, force: bool =
     summary = f"{me.name} gains {amount}CP from Ruthless Efficiency ({me.cp} → {me.cp + amount})" + _forced_note(warnings)
     data = {"player": actor, "delta": amount, "counts_to_cap": False, "once": "ruthless efficiency"}
     return Outcome([event("cp", actor, summary, data, overrides=warnings)], summary, warnings)
+
+
+# ---- armies --------------------------------------------------------------------------------------
+
+def import_army(state: GameState, user_id: int, army: dict[str, Any]) -> Outcome:
+    """The invoker's own list; a second import replaces the first (its units' state starts afresh)."""
+    actor = require_player(state, user_id)
+    if army.get("edition") != state.edition:
+        raise UserError(f"This list was read for {army.get('edition')} but the game is {state.edition}.", field="list")
+    me = state.players[actor]
+    units = army.get("units") or []
+    unresolved = sum(1 for u in units if not u.get("datasheet_id"))
+    again = " (replaces the earlier list)" if state.army(actor) is not None else ""
+    summary = (f"{me.name} imports a {army.get('faction')} army: {len(units)} units"
+               + (f", {army['points']} pts" if army.get("points") else "")
+               + (f", {unresolved} unlisted (names not found)" if unresolved else "") + again)
+    return Outcome([event("army", actor, summary, {"player": actor, "army": army})], summary)
+
+
+def clear_army(state: GameState, user_id: int) -> Outcome:
+    actor = require_player(state, user_id)
+    if state.army(actor) is None:
+        raise UserError("You have no army list in this game.")
+    summary = f"{state.players[actor].name} clears their army list"
+    return Outcome([event("army_clear", actor, summary, {"player": actor})], summary)
+
+
+def damage(state: GameState, user_id: int, unit_name: str, *, wounds: int | None = None,
+           models_left: int | None = None, wounds_lost: int | None = None) -> Outcome:
+    """Your unit's models left and the wounds lost on its damaged model: set them, or apply `wounds` of damage
+    (each model has the datasheet's W; wounds beyond the last model are lost, 11e 05.04 / 10e Inflict Damage)."""
+    actor = require_player(state, user_id)
+    require_running(state)
+    name, _ = resolve_unit(state, actor, unit_name, create=False)
+    unit = _unit(state, actor, name)
+    if unit.models is None:
+        raise UserError(f"{name} is unlisted: the bot does not know its models (import your army with /army import).",
+                        field="unit")
+    if wounds is None and models_left is None and wounds_lost is None:
+        raise UserError("Give wounds: (damage to apply), or models_left: and/or wounds_lost: to set.", field="wounds")
+    per_model = unit.wounds
+    left = unit.models if unit.models_left is None else unit.models_left
+    lost = unit.wounds_lost
+    if wounds is not None:
+        rules.check_amount(wounds, field="wounds", low=1, high=rules.MAX_DAMAGE_STEP, what="Damage")
+        if per_model is None:
+            raise UserError(f"The bot does not know {name}'s wounds per model: set models_left: and wounds_lost:.",
+                            field="wounds")
+        total = lost + wounds
+        left = max(0, left - total // per_model)
+        lost = total % per_model if left else 0
+    if models_left is not None:
+        left = rules.check_amount(models_left, field="models_left", low=0, high=unit.models, what="Models left")
+    if wounds_lost is not None:
+        high = (per_model - 1) if per_model else rules.MAX_DAMAGE_STEP
+        lost = rules.check_amount(wounds_lost, field="wounds_lost", low=0, high=high,
+                                  what=f"Wounds lost on the damaged model (W{per_model})" if per_model else "Wounds lost")
+    if left == 0:
+        lost = 0
+    was = unit.label()
+    if (left, lost) == (unit.models_left, unit.wounds_lost):
+        raise UserError(f"{was}: nothing changes.", field="unit")
+    after = Unit(**{**unit.__dict__, "models_left": left, "wounds_lost": lost, "destroyed": left == 0})
+    summary = f"{name}: {after.label().split(' · ', 1)[-1]}" + (" (was " + was.split(" · ", 1)[-1] + ")")
+    return Outcome([event("damage", actor, summary, {"unit": _ref(actor, name), "models_left": left,
+                                                     "wounds_lost": lost})], summary)
+
+
+def unit_destroyed(state: GameState, user_id: int, unit_name: str) -> Outcome:
+    """Your unit is destroyed (feeds the destroyed-unit log and the opponent's Ruthless Efficiency)."""
+    return destroyed(state, user_id, unit_name, mine=True)
+
+
+def attach(state: GameState, user_id: int, leader_name: str, unit_name: str | None) -> Outcome:
+    """Which of your units a leader leads (none: it fights on its own)."""
+    actor = require_player(state, user_id)
+    leader, _ = resolve_unit(state, actor, leader_name, create=False)
+    target = None
+    if unit_name:
+        target, _ = resolve_unit(state, actor, unit_name, create=False)
+        if target == leader:
+            raise UserError("A leader cannot lead itself.", field="unit")
+        other = next((u for u in state.units_of(actor) if u.leading == target and u.name != leader), None)
+        if other is not None:
+            raise UserError(f"{other.name} already leads {target}: detach it first (/army attach leader:{other.name}).",
+                            field="unit")
+    summary = f"{leader} leads {target}" if target else f"{leader} leads no unit"
+    return Outcome([event("attach", actor, summary, {"unit": _ref(actor, leader), "leading": target})], summary)

@@ -10,7 +10,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from bot.games.model import LAST_ROUND, MAX_JUDGEMENT, PHASES, Clock, GameState, Player, StratagemUse, Unit
+from bot.games.model import (
+    LAST_ROUND,
+    MAX_JUDGEMENT,
+    PHASES,
+    Clock,
+    GameState,
+    Player,
+    StratagemUse,
+    Unit,
+    army_unit_names,
+)
 
 Event = dict[str, Any]
 
@@ -287,7 +297,54 @@ def _oathband(state: GameState, data: dict[str, Any]) -> None:
 
 
 def _destroyed(state: GameState, data: dict[str, Any]) -> None:
-    unit_for(state, data["unit"]).destroyed = bool(data["on"])
+    unit = unit_for(state, data["unit"])
+    unit.destroyed = bool(data["on"])
+    unit.destroyed_round = state.round if unit.destroyed else None
+    if unit.destroyed and unit.models is not None:
+        unit.models_left, unit.wounds_lost = 0, 0
+
+
+def _army(state: GameState, data: dict[str, Any]) -> None:
+    """A player's list: it replaces their earlier list's units; a free-text unit of the same name joins it."""
+    owner, army = data["player"], data["army"]
+    state.armies[str(owner)] = army
+    state.units = [u for u in state.units if u.owner != owner or u.unlisted]
+    listed = army.get("units") or []
+    names = army_unit_names([u["name"] for u in listed])
+    for index, (entry, name) in enumerate(zip(listed, names, strict=True)):
+        unit = state.find_unit(owner, name)
+        if unit is None:
+            unit = Unit(owner=owner, name=name)
+            state.units.append(unit)
+        unit.unlisted = False
+        unit.datasheet_id = entry.get("datasheet_id")
+        unit.army_index = index
+        unit.models = unit.models_left = int(entry.get("models") or 1)
+        unit.wounds = entry.get("wounds")
+        unit.wounds_lost = 0
+        unit.tags = list(entry.get("tags") or [])
+        lead = entry.get("leading")
+        unit.leading = names[lead] if isinstance(lead, int) and 0 <= lead < len(names) else None
+
+
+def _army_clear(state: GameState, data: dict[str, Any]) -> None:
+    owner = data["player"]
+    state.armies.pop(str(owner), None)
+    state.units = [u for u in state.units if u.owner != owner or u.unlisted]
+
+
+def _damage(state: GameState, data: dict[str, Any]) -> None:
+    unit = unit_for(state, data["unit"])
+    unit.models_left = data["models_left"]
+    unit.wounds_lost = data["wounds_lost"]
+    if unit.models_left == 0 and not unit.destroyed:
+        unit.destroyed, unit.destroyed_round = True, state.round
+    elif unit.models_left and unit.destroyed:
+        unit.destroyed, unit.destroyed_round = False, None
+
+
+def _attach(state: GameState, data: dict[str, Any]) -> None:
+    unit_for(state, data["unit"]).leading = data["leading"]
 
 
 def _unit(state: GameState, data: dict[str, Any]) -> None:
@@ -308,6 +365,7 @@ _HANDLERS = {
     "destroyed": _destroyed, "unit": _unit,
     "mission": _mission, "rolloff": _rolloff, "first": _first, "vp_primary": _vp_primary,
     "vp_secondary": _vp_secondary, "secondary": _secondary,
+    "army": _army, "army_clear": _army_clear, "damage": _damage, "attach": _attach,
 }
 # Events whose effect depends on when they happened (the chess clock): they receive the event's `ts`.
 _TIMED_HANDLERS = {

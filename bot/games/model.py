@@ -6,6 +6,7 @@ only hold it and convert it to and from the JSON snapshot stored next to the log
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,10 +59,43 @@ class Unit:
     shocked: bool = False
     oathband: bool = False  # marked by the opponent's Ruthless Efficiency
     destroyed: bool = False
+    # An army unit (from the owner's imported list) knows its datasheet and size; free-text units are unlisted.
+    unlisted: bool = True
+    datasheet_id: str | None = None
+    army_index: int | None = None  # position in the owner's army list
+    models: int | None = None
+    models_left: int | None = None
+    wounds: int | None = None  # W of its main model type
+    wounds_lost: int = 0  # on its damaged model
+    leading: str | None = None  # the unit this leader leads (by name)
+    tags: list[str] = field(default_factory=list)  # rule facts from the list, e.g. "waaagh"
+    destroyed_round: int | None = None
 
     @property
     def key(self) -> str:
         return unit_key(self.name)
+
+    @property
+    def base_key(self) -> str:
+        """The name without its "#2" suffix (a list's third "Boyz" is "Boyz #3")."""
+        return unit_key(_NUMBERED.sub("", self.name))
+
+    def label(self) -> str:
+        """Compact state: "Boyz #2 · 7/10 models, 1 wound lost", "Kâhl · leads Hearthkyn Warriors"."""
+        bits = []
+        if self.unlisted:
+            bits.append("unlisted")
+        elif self.models is not None:
+            left = self.models if self.models_left is None else self.models_left
+            bits.append(f"{left}/{self.models} models" if left != self.models else
+                        f"{self.models} model{'s' if self.models != 1 else ''}")
+        if self.wounds_lost:
+            bits.append(f"{self.wounds_lost} wound{'s' if self.wounds_lost != 1 else ''} lost")
+        if self.leading:
+            bits.append(f"leads {self.leading}")
+        if self.destroyed:
+            bits.append("destroyed")
+        return f"{self.name} · {', '.join(bits)}" if bits else self.name
 
 
 @dataclass
@@ -121,6 +155,8 @@ class GameState:
     over: bool = False  # the fifth battle round has ended
     ended: str | None = None  # "finished" or "abandoned" once /game end was used
     units: list[Unit] = field(default_factory=list)
+    # Each player's imported army (contract 6 data, by str(player index)); its units are in `units`.
+    armies: dict[str, dict[str, Any]] = field(default_factory=dict)
     # Stratagems used in the current phase (for the once-per-phase checks); the whole battle's uses are
     # the `strat` events of the log, so the snapshot stays small however long the game runs.
     strat_uses: list[StratagemUse] = field(default_factory=list)
@@ -156,14 +192,22 @@ class GameState:
         key = unit_key(name)
         return next((u for u in self.units if u.owner == owner and u.key == key), None)
 
+    def army(self, owner: int) -> dict[str, Any] | None:
+        return self.armies.get(str(owner))
+
+    def waaagh_applies(self, unit: Unit) -> bool:
+        """The army-wide Waaagh! reaches units with the Waaagh! ability; without a list, every unit."""
+        return unit.unlisted or "waaagh" in unit.tags
+
     def riled(self, unit: Unit) -> bool:
         """Riled up by its own rule or by its army's Waaagh!."""
         until = unit.riled_until
-        army = self.players[unit.owner].waaagh_until
+        army = self.players[unit.owner].waaagh_until if self.waaagh_applies(unit) else None
         return (until is not None and until > self.turn) or (army is not None and army > self.turn)
 
     def riled_expiry(self, unit: Unit) -> int | None:
-        ends = [t for t in (unit.riled_until, self.players[unit.owner].waaagh_until) if t is not None and t > self.turn]
+        army = self.players[unit.owner].waaagh_until if self.waaagh_applies(unit) else None
+        ends = [t for t in (unit.riled_until, army) if t is not None and t > self.turn]
         return max(ends) if ends else None
 
     def to_dict(self) -> dict[str, Any]:
@@ -171,7 +215,8 @@ class GameState:
         data = dict(self.__dict__)
         data["players"] = [{**p.__dict__, "extra_cp": dict(p.extra_cp), "once_used": list(p.once_used)}
                            for p in self.players]
-        data["units"] = [dict(u.__dict__) for u in self.units]
+        data["units"] = [{**u.__dict__, "tags": list(u.tags)} for u in self.units]
+        data["armies"] = dict(self.armies)  # each army is replaced whole, never edited in place
         data["strat_uses"] = [dict(s.__dict__) for s in self.strat_uses]
         for p in data["players"]:
             for key in ("vp_primary", "vp_secondary", "vp_other"):
@@ -202,6 +247,26 @@ def _copy(value: Any) -> Any:
     if isinstance(value, list):
         return [_copy(v) for v in value]
     return value
+
+
+_NUMBERED = re.compile(r"\s+#\d+$")
+
+
+def army_unit_names(names: list[str]) -> list[str]:
+    """Tracker names for a list's units: a name the list uses more than once is numbered ("Boyz #1", "#2")."""
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[unit_key(name)] = counts.get(unit_key(name), 0) + 1
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        key = unit_key(name)
+        if counts[key] > 1:
+            seen[key] = seen.get(key, 0) + 1
+            out.append(f"{name} #{seen[key]}")
+        else:
+            out.append(name)
+    return out
 
 
 def unit_key(name: str) -> str:

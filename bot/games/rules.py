@@ -26,6 +26,7 @@ MAX_STARTING_CP = 20
 MAX_OATHBAND_MARKS = 6  # Onslaught; Incursion 2, Strike Force 4
 MAX_JUDGEMENT_STEP = 2
 MAX_RUTHLESS_CP = 3
+MAX_DAMAGE_STEP = 100  # wounds applied by one /unit damage
 
 RILED_DURATIONS = {
     "start-of-your-next-turn": "until the start of your next turn",

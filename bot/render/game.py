@@ -48,10 +48,16 @@ def until_text(state: GameState, until: int | None) -> str:
     return f"until {escape(state.players[active].name, limit=40)}'s turn, round {round_}"
 
 
+def damaged(unit: Unit) -> bool:
+    return bool(unit.wounds_lost) or (unit.models_left is not None and unit.models_left != unit.models)
+
+
 def unit_line(state: GameState, unit: Unit) -> str:
     bits: list[str] = []
     if unit.destroyed:
-        bits.append("destroyed")
+        bits.append(f"destroyed (round {unit.destroyed_round})" if unit.destroyed_round else "destroyed")
+    elif damaged(unit):
+        bits.append(f"{unit.models_left}/{unit.models}" + (f", {unit.wounds_lost}w lost" if unit.wounds_lost else ""))
     if unit.judgement:
         bits.append(f"Judgement {'●' * unit.judgement}")
     if state.riled(unit):
@@ -61,7 +67,8 @@ def unit_line(state: GameState, unit: Unit) -> str:
     if unit.oathband:
         bits.append("Oathband mark")
     status = " · ".join(bits) if bits else "no status"
-    return f"• {escape(unit.name, limit=60)} — {status}"
+    tag = " (unlisted)" if unit.unlisted else ""
+    return f"• {escape(unit.name, limit=60)}{tag} — {status}"
 
 
 def _player_block(state: GameState, index: int) -> str:
@@ -79,7 +86,15 @@ def _player_block(state: GameState, index: int) -> str:
     used += [n.title() for n in player.once_used if n != "waaagh"]
     if used:
         lines.append("Used: " + escape(", ".join(used)))
-    units = [u for u in state.units_of(index) if u.judgement or state.riled(u) or u.shocked or u.oathband or u.destroyed]
+    army = state.army(index)
+    if army is not None:
+        listed = [u for u in state.units_of(index) if not u.unlisted]
+        lost = sum(1 for u in listed if u.destroyed)
+        hurt = sum(1 for u in listed if damaged(u) and not u.destroyed)
+        lines.append(f"Army: {len(listed)} units" + (f", {army['points']} pts" if army.get("points") else "")
+                     + (f" · {hurt} damaged" if hurt else "") + (f" · {lost} destroyed" if lost else ""))
+    units = [u for u in state.units_of(index)
+             if u.judgement or state.riled(u) or u.shocked or u.oathband or u.destroyed or damaged(u)]
     lines += [unit_line(state, u) for u in units[:UNIT_LINES_MAX]]
     if len(units) > UNIT_LINES_MAX:
         lines.append(f"… and {len(units) - UNIT_LINES_MAX} more (see /game log or export)")

@@ -28,7 +28,7 @@ def test_export_contract(tmp_path: Path) -> None:
                 faction="Leagues of Votann", opponent_faction="Orks")
     store.act(42, gc.judgement, 111, "Boyz", 1, remove=False)
     store.act(42, gc.shock, 222, "Boyz")
-    store.act(42, gc.riled, 222, "Nobz", "battle")
+    store.act(42, gc.riled, 222, "Nobz", "battle", force=True)  # riled up is 11e; this game is 10e
     store.act(42, gc.vp_add, 222, 4)
     store.close()
     done = run(db, "export", "--channel", "42")

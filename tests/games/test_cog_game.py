@@ -91,7 +91,7 @@ def script_10e() -> list[Step]:
         "/shock unit:Grots",
         ("refuse", "/strat use name:Command Re-roll unit:Grots", "battle-shocked"),
         "/strat use name:Insane Bravery unit:Grots",  # B1; treated as passed
-        "/riled add unit:Nobz until:start-of-your-next-turn",
+        "/riled add unit:Nobz until:start-of-your-next-turn force:true",  # riled up is an 11e rule: forced in 10e
         *nxt(4),
         "/vp add amount:5",
         "/game next",  # round 2, Alice's Command phase: A4 B2
@@ -122,7 +122,7 @@ def script_10e() -> list[Step]:
         ("refuse", "/strat use name:Insane Bravery unit:Boyz force:true", "once per battle"),
         "/cp spend amount:2",  # B3
         *nxt(5),  # round 4, Alice: A7 B4
-        "/riled add unit:Stompa until:battle",
+        "/riled add unit:Stompa until:battle force:true",
         *nxt(5),  # round 4, Bob: A8 B5
         *nxt(5),  # round 5, Alice: A9 B6
         ":as 111",
@@ -149,7 +149,8 @@ def check_10e_final(d: dict[str, Any]) -> None:
     assert uses == [(222, "Insane Bravery", 1, 1, "Grots", False), (111, "Counter-offensive", 2, 2, None, False),
                     (111, "Counter-offensive", 2, 2, None, True)]
     forced = [e for e in d["log"] if e["forced"]]
-    assert len(forced) == 1 and "already used" in forced[0]["overrides"][0]
+    assert len(forced) == 3 and "already used" in forced[1]["overrides"][0]
+    assert all("11e rule" in forced[i]["overrides"][0] for i in (0, 2))
 
 
 def script_11e() -> list[Step]:
@@ -368,7 +369,7 @@ async def test_hostile_names_are_escaped(console: ConsoleSession, real_catalog: 
     await console.send(":name @everyone **boss**")
     reply = (await console.send("/game start opponent:222 faction:**@everyone** <@222> opponent_faction:Orks"))[0]
     assert not reply.ephemeral, reply.text()
-    reply = (await console.send(f"/judgement add unit:{HOSTILE}"))[0]
+    reply = (await console.send(f"/judgement add unit:{HOSTILE} force:true"))[0]  # an unrecognisable faction
     assert not reply.ephemeral, reply.text()
     texts = [r.text() for r in await console.send("/game status")]
     texts += [r.text() for r in await console.send("/game log")]
@@ -403,11 +404,11 @@ async def test_autocomplete_fake_catalog(console: ConsoleSession, fake_catalog: 
     assert "Heroic Intervention on Boyz for 1CP" in replies[0].text()
     await console.send("/judgement add unit:Warriors", user=222)  # tokens on Alice's Warriors
     choices = await console.autocomplete("/judgement add unit:war", "unit", user=222)
-    assert choices[0] == {"name": "Warriors", "value": "Warriors"}
+    assert choices[0] == {"name": "Warriors · unlisted", "value": "Warriors"}
     choices = await console.autocomplete("/judgement add unit:war", "unit", user=111)
-    assert {"name": "Warriors", "value": "Warriors"} not in choices  # Alice's own unit is no target for her
+    assert all(c["value"] != "Warriors" for c in choices)  # Alice's own unit is no target for her
     choices = await console.autocomplete("/riled add unit:bo", "unit", user=111)
-    assert {"name": "Boyz", "value": "Boyz"} in choices
+    assert {"name": "Boyz · unlisted", "value": "Boyz"} in choices
 
 
 async def test_stratagems_from_the_real_catalog(console: ConsoleSession, real_catalog: None) -> None:

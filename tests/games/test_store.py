@@ -207,9 +207,9 @@ def test_battleshock_11e_persists_until_cleared(store: GameStore) -> None:
 def test_riled_durations(store: GameStore) -> None:
     start(store, "11e")
     nxt(store, 2)  # Alice's shooting, turn 0
-    store.act(CH, gc.riled, ALICE, "A", "end-of-this-turn")
-    store.act(CH, gc.riled, ALICE, "B", "start-of-your-next-turn")
-    store.act(CH, gc.riled, ALICE, "C", "end-of-next-turn")
+    store.act(CH, gc.riled, ALICE, "A", "end-of-this-turn", force=True)  # Alice plays Votann
+    store.act(CH, gc.riled, ALICE, "B", "start-of-your-next-turn", force=True)
+    store.act(CH, gc.riled, ALICE, "C", "end-of-next-turn", force=True)
     store.act(CH, gc.riled, BOB, "D", "start-of-your-next-turn")  # Bob's next turn is turn 1
 
     def riled() -> set[str]:
@@ -483,7 +483,7 @@ def test_undo_from_checkpoints_matches_full_replay(store: GameStore) -> None:
         elif step == 1:
             store.act(CH, gc.cp_gain, ALICE, 1)
         elif step == 2:
-            store.act(CH, gc.judgement, BOB, f"Unit {i % 5}", 1, remove=False)
+            store.act(CH, gc.judgement, BOB, f"Unit {i % 5}", 1, remove=False, force=True)
         elif step == 3:
             store.act(CH, gc.use_stratagem, BOB, hi, f"Mob {i % 3}", force=True, cost=0)
         else:

@@ -1,0 +1,156 @@
+"""/army (import a list from a file or a paste, show it, attach leaders, clear it) and /unit (damage, destroyed).
+
+An army belongs to a player of the channel's game; importing stores it at once as an `army` event in the
+game log, so `/game undo` reverts it. Reading the list (`bot.armies.parse`) runs in a worker thread after the
+interaction is deferred: the first read of a process loads wh40kdc's dataset (about 2 s).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.armies.decode import MAX_BYTES, ListError
+from bot.armies.parse import parse_list
+from bot.errors import UserError
+from bot.games import commands as gc
+from bot.games.model import GameState
+from bot.render import army as render
+from bot.render.common import NO_MENTIONS
+from cogs.game import (
+    act,
+    call,
+    catalog_or_none,
+    channel_of,
+    current_state,
+    live_boards,
+    unit_choices,
+)
+
+log = logging.getLogger("cogitator.army")
+
+PASTE_MAX = 4000  # Discord's limit for a modal text input
+
+
+async def own_unit_ac(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+    return await unit_choices(interaction, current, side="own")
+
+
+async def _import(interaction: discord.Interaction, data: bytes, filename: str | None) -> None:
+    """Read the list, store it as the invoker's army, answer with the army and its diagnostics."""
+    state = await current_state(interaction)
+    with_errors = gc.require_player
+    await call(interaction, with_errors, state, interaction.user.id)
+    await interaction.response.defer(thinking=True)
+    catalog = catalog_or_none(interaction) if state.edition == "10e" else None
+    try:
+        army = await asyncio.to_thread(parse_list, data, filename=filename, edition=state.edition, catalog=catalog)
+        result = await act(interaction, gc.import_army, interaction.user.id, army.to_dict())
+    except UserError as error:
+        await interaction.followup.send(embed=render.refusal(str(error)), ephemeral=True, allowed_mentions=NO_MENTIONS)
+        return
+    me = result.state.player_index(interaction.user.id)
+    embed = render.army_embed(result.state, me, note=result.outcome.message, diagnostics=army.to_dict()["diagnostics"])
+    await interaction.followup.send(embed=embed, allowed_mentions=NO_MENTIONS)
+    await live_boards(interaction).refresh(channel_of(interaction), result)
+
+
+class PasteModal(discord.ui.Modal, title="Paste your army list"):
+    text: discord.ui.TextInput = discord.ui.TextInput(
+        label="Army list (GW app, NewRecruit or ListForge)", style=discord.TextStyle.paragraph,
+        custom_id="army:paste:text", max_length=PASTE_MAX,
+        placeholder="Paste the whole export; a longer list: /army import with the file.")
+
+    def __init__(self) -> None:
+        super().__init__(custom_id="army:paste")
+
+    async def on_submit(self, interaction: discord.Interaction) -> None:
+        await _import(interaction, self.text.value.encode("utf-8"), None)
+
+    async def on_error(self, interaction: discord.Interaction, error: Exception) -> None:
+        await interaction.client.tree.on_error(interaction, error)  # type: ignore[arg-type]
+
+
+class Army(commands.Cog):
+    army = app_commands.Group(name="army", description="Your army list in this channel's game.", guild_only=True)
+    unit = app_commands.Group(name="unit", description="Your army's units: damage and losses.", guild_only=True)
+
+    def __init__(self, bot: commands.Bot) -> None:
+        self.bot = bot
+
+    @army.command(name="import", description="Import your army list from a file (GW app, NewRecruit, ListForge, .ros/.rosz).")
+    @app_commands.describe(file="The exported list: text, JSON, .ros or .rosz (up to 5 MB)")
+    async def army_import(self, interaction: discord.Interaction, file: discord.Attachment) -> None:
+        if file.size > MAX_BYTES:
+            raise ListError(f"{file.filename} is {file.size / 1024 / 1024:.1f} MB; the limit is "
+                            f"{MAX_BYTES // 1024 // 1024} MB.")
+        await current_state(interaction)  # no game: refuse before downloading anything
+        data = await file.read()
+        await _import(interaction, data[: MAX_BYTES + 1], file.filename)
+
+    @army.command(name="paste", description="Paste your army list as text (opens a form).")
+    async def army_paste(self, interaction: discord.Interaction) -> None:
+        state = await current_state(interaction)
+        await call(interaction, gc.require_player, state, interaction.user.id)
+        await interaction.response.send_modal(PasteModal())
+
+    @army.command(name="show", description="A player's army list with each unit's state.")
+    @app_commands.describe(player="Whose army (default: yours, else both)")
+    async def army_show(self, interaction: discord.Interaction, player: discord.User | None = None) -> None:
+        state = await current_state(interaction)
+        indices = _players(state, interaction.user.id, player)
+        embeds = [render.army_embed(state, i) for i in indices]
+        await interaction.response.send_message(embeds=embeds, ephemeral=True, allowed_mentions=NO_MENTIONS)
+
+    @army.command(name="clear", description="Remove your army list from this game (/game undo brings it back).")
+    async def army_clear(self, interaction: discord.Interaction) -> None:
+        from cogs.game import reply
+
+        await reply(interaction, await act(interaction, gc.clear_army, interaction.user.id))
+
+    @army.command(name="attach", description="Which of your units a leader leads (leave unit empty: none).")
+    @app_commands.describe(leader="Your leader", unit="The unit it leads (empty: it leads none)")
+    @app_commands.autocomplete(leader=own_unit_ac, unit=own_unit_ac)
+    async def army_attach(self, interaction: discord.Interaction, leader: str, unit: str | None = None) -> None:
+        from cogs.game import reply
+
+        await reply(interaction, await act(interaction, gc.attach, interaction.user.id, leader, unit))
+
+    @unit.command(name="damage", description="Your unit loses wounds, or set its models left / wounds lost.")
+    @app_commands.describe(unit="Your unit", wounds="Damage to apply (rolls over whole models)",
+                           models_left="Set the models left", wounds_lost="Set the wounds lost on its damaged model")
+    @app_commands.autocomplete(unit=own_unit_ac)
+    async def unit_damage(self, interaction: discord.Interaction, unit: str,
+                          wounds: app_commands.Range[int, 1, 100] | None = None,
+                          models_left: app_commands.Range[int, 0, 100] | None = None,
+                          wounds_lost: app_commands.Range[int, 0, 100] | None = None) -> None:
+        from cogs.game import reply
+
+        await reply(interaction, await act(interaction, gc.damage, interaction.user.id, unit, wounds=wounds,
+                                           models_left=models_left, wounds_lost=wounds_lost))
+
+    @unit.command(name="destroyed", description="Your unit is destroyed (the destroyed-unit log, Ruthless Efficiency).")
+    @app_commands.describe(unit="Your unit")
+    @app_commands.autocomplete(unit=own_unit_ac)
+    async def unit_destroyed(self, interaction: discord.Interaction, unit: str) -> None:
+        from cogs.game import reply
+
+        await reply(interaction, await act(interaction, gc.unit_destroyed, interaction.user.id, unit))
+
+
+def _players(state: GameState, user_id: int, player: discord.User | None) -> list[int]:
+    if player is not None:
+        index = state.player_index(player.id)
+        if index is None:
+            raise UserError(f"{player.display_name} is not a player of this channel's game.", field="player")
+        return [index]
+    me = state.player_index(user_id)
+    return [me] if me is not None and state.army(me) is not None else [0, 1]
+
+
+async def setup(bot: commands.Bot) -> None:
+    await bot.add_cog(Army(bot))
