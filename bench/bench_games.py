@@ -46,10 +46,14 @@ def battle_script() -> list[str]:
              "/secondary draw card:Assassination mode:fixed", ":as 222", "/secondary draw card:Assassination mode:fixed"]
     for rnd in range(1, 6):
         for me, other in ((111, 222), (222, 111)):
+            # Each faction's own rules: the Votann player gives Judgement tokens, the Orks player riles units up.
+            faction_rule = (f"/judgement add unit:Mob {rnd}" if me == 222
+                            else f"/riled add unit:Boyz {rnd} until:end-of-this-turn")
+            riled = (f"/riled add unit:Nobz {rnd} until:end-of-next-turn" if me == 111
+                     else f"/judgement add unit:Nobz {rnd}")
             lines += [f":as {me}", "/cp gain amount:1", f"/strat use name:Command Re-roll unit:Boyz {rnd} cost:1",
-                      f"/judgement add unit:Warband {rnd}", "/game next", "/clock pass", f":as {other}", "/clock pass",
-                      f":as {me}", "/game next",
-                      f"/riled add unit:Nobz {rnd} until:end-of-next-turn", "/game next",
+                      faction_rule, "/game next", "/clock pass", f":as {other}", "/clock pass",
+                      f":as {me}", "/game next", riled, "/game next",
                       f"/shock unit:Grots {rnd}", "/game next", "/vp add amount:1", "/vp primary amount:2",
                       "/vp secondary amount:2 card:Assassination", "/game next"]
     lines += [":as 111", "/game score", "/game end"]
@@ -130,7 +134,7 @@ async def main() -> int:
                                "starting_cp:5 mission:Meatgrinder")
             await console.send("/clock start")
             await console.send("/secondary draw card:Assassination mode:fixed")
-            mix = ["/cp gain amount:1", "/cp spend amount:1", "/judgement add unit:Warriors",
+            mix = ["/cp gain amount:1", "/cp spend amount:1", "/judgement add unit:Warriors force:true",
                    "/strat use name:Command Re-roll unit:Boyz cost:0 force:true", "/vp add amount:1",
                    "/vp primary amount:1 force:true", "/vp secondary amount:1 card:Assassination force:true",
                    "/clock pause", "/clock resume", "/riled add unit:Nobz until:end-of-next-turn", "/game status",

@@ -9,7 +9,10 @@ edition, and each model type's weapons with counts.
 
 from __future__ import annotations
 
+import copy
 import functools
+import importlib
+import json
 import re
 from typing import Any
 
@@ -33,10 +36,29 @@ _FORMAT_NAMES = {
 
 @functools.cache
 def dataset() -> Any:
-    """wh40kdc's embedded dataset, loaded once per process (the slow part of the first import)."""
+    """wh40kdc's embedded dataset, loaded once per process (the slow part of the first import).
+
+    wh40kdc's resolver also checks every unit's loadout for legality (over half of its time on a 2,000-point
+    list, measured in bench/bench_armies.py); the tracker never reads that verdict, so the check is switched
+    off in the resolver module (its result only ever adds a `loadout-illegal` warning)."""
     from wh40kdc import Dataset
 
+    # The module, not the `resolve` function the package re-exports under the same name.
+    wh40kdc_resolve = importlib.import_module("wh40kdc.imports.resolve")
+    wh40kdc_resolve.check_unit_legality = lambda *args, **kwargs: []
+    # An unknown weapon name is looked up by a substring scan of every weapon; the same names recur.
+    wh40kdc_resolve._find_weapon_candidates = functools.lru_cache(maxsize=4096)(
+        wh40kdc_resolve._find_weapon_candidates)
     return Dataset.embedded()
+
+
+@functools.cache
+def _eligible_bodyguards() -> dict[str, list[str]]:
+    """Leader datasheet id -> the datasheet ids it may lead (wh40kdc's leader attachments)."""
+    eligible: dict[str, list[str]] = {}
+    for la in dataset().leader_attachments:
+        eligible.setdefault(la["leader_id"], []).extend(la.get("eligible_bodyguard_ids") or [])
+    return eligible
 
 
 def parse_list(data: bytes | str, *, filename: str | None = None, edition: str = "11e",
@@ -66,13 +88,38 @@ def build_army(payload: Payload, *, edition: str, catalog: Any = None) -> Army:
         raise ListError("No units found: is this an army list? Paste the whole export from the app.")
     if len(units) > MAX_UNITS:
         raise ListError(f"The list has {len(units)} units; the limit is {MAX_UNITS}.")
-    roster = resolve(parsed, ds, adapter.id)
+    roster = _resolve_distinct(parsed, ds, adapter.id, resolve)
     if not roster.get("faction_id"):
         named = parsed.get("faction_raw_name")
         raise ListError(f"Unknown faction {named!r}: no faction of the dataset has that name, and its units do "
                         "not name one either." if named else
                         "Cannot tell the army's faction: the list names none and its units are unknown.")
     return _army(payload, parsed, roster, _format_id(adapter), edition, catalog)
+
+
+def _resolve_distinct(parsed: dict, ds: Any, fmt: str, resolve: Any) -> dict:
+    """wh40kdc's resolver, run once per distinct unit entry (three identical Boyz units resolve once)."""
+    keys = [json.dumps(u, sort_keys=True, default=str) for u in parsed["units"]]
+    first: dict[str, int] = {}
+    distinct = []
+    for key, unit in zip(keys, parsed["units"], strict=True):
+        if key not in first:
+            first[key] = len(distinct)
+            distinct.append(unit)
+    if len(distinct) == len(keys):
+        return resolve(parsed, ds, fmt)
+    roster = resolve({**parsed, "units": distinct}, ds, fmt)
+    resolved = roster["units"]
+    roster["units"] = [copy.deepcopy(resolved[first[key]]) for key in keys]
+    # Only the first copy of a unit keeps the list's warlord/leader marks (a list has one warlord).
+    seen: set[str] = set()
+    for key, unit in zip(keys, roster["units"], strict=True):
+        if key in seen:
+            unit["is_warlord"] = False
+            unit["leader_attachment"] = None
+        seen.add(key)
+    parsed["units"] = [distinct[first[key]] for key in keys]
+    return roster
 
 
 def _format_id(adapter: Any) -> str:
@@ -301,7 +348,6 @@ def _warlord_from_header(lines: list[str], units: list[ArmyUnit]) -> None:
 
 def _leaders(roster: dict, units: list[ArmyUnit], faction_id: str, diagnostics: list[Diagnostic]) -> None:
     """Which leader leads which unit: the list's own attachment when it has one, else the first eligible unit."""
-    ds = dataset()
     ids = [u["ref"].get("id") for u in roster["units"]]
     led: set[int] = set()
     for i, raw in enumerate(roster["units"]):
@@ -315,9 +361,7 @@ def _leaders(roster: dict, units: list[ArmyUnit], faction_id: str, diagnostics: 
                 if attachment.get("provisional"):
                     diagnostics.append(Diagnostic("warning", f"Assumed {units[i].name} leads {bodyguard} (the list "
                                                              "does not say; change it with /army attach)."))
-    eligible: dict[str, list[str]] = {}
-    for la in ds.leader_attachments:
-        eligible.setdefault(la["leader_id"], []).extend(la.get("eligible_bodyguard_ids") or [])
+    eligible = _eligible_bodyguards()
     for i, unit in enumerate(units):
         if unit.leading is not None or not unit.character or not ids[i] or ids[i] not in eligible:
             continue
