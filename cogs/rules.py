@@ -21,14 +21,22 @@ from discord.ext import commands
 from bot.catalog.model import Entry, Hit
 from bot.catalog.service import Catalog
 from bot.errors import UserError
-from bot.render.common import NO_MENTIONS, escape, truncate
-from bot.render.rules import entry_embed, entry_pages, hit_label, no_match_embed, picker_embed
+from bot.render.common import NO_MENTIONS, edition_label, escape, truncate
+from bot.render.rules import (
+    entry_embed,
+    entry_pages,
+    hit_label,
+    no_match_embed,
+    not_loaded_embed,
+    picker_embed,
+)
 
 log = logging.getLogger("cogitator.rules")
 
 EDITION_CHOICES = [Choice(name="11th edition (current)", value="11e"), Choice(name="10th edition", value="10e")]
 QUERY_MAX = 200
-PICK_MIN_SCORE = 55.0  # below this a candidate is a "nearest suggestion", not a plausible answer
+PICK_MIN_SCORE = 70.0  # below this a candidate is a "nearest suggestion", not a plausible answer
+PICK_MARGIN = 15.0  # a "did you mean" choice is at most this far behind the best one (genuinely close)
 PICKER_SIZE = 10
 
 
@@ -83,6 +91,20 @@ def render_answer(catalog: Catalog, entry: Entry, page: int = 0) -> tuple[discor
                 f"This page left the table empty. The {other.edition} version in {other.source} prints one: "
                 f"ask again with `edition:{other.edition}` (check it against your edition).", 1024), inline=False)
     return embed, answer_view(entry, page, catalog)
+
+
+def edition_note(catalog: Catalog, entry: Entry, asked: str) -> str:
+    """Said in the body when the answer is from another edition than the server plays: whether the
+    asked edition has an entry of this name at all."""
+    from bot.catalog.normalize import normalize
+    from bot.catalog.things import name_key
+
+    same = [catalog.index.records[i] for i in catalog.index.by_key.get(name_key(normalize(entry.name)), ())]
+    has_asked = any(r.edition == asked and r.kind == entry.kind for r in same)
+    shown, wanted = edition_label(entry.edition), edition_label(asked)
+    if has_asked:
+        return f"**{shown} answer.** This server plays {wanted}: ask with `edition:{asked}` for that version."
+    return f"**{shown} answer:** no {wanted} entry of this name is loaded."
 
 
 def _full_text_elsewhere(catalog: Catalog, entry: Entry) -> Entry | None:
@@ -211,16 +233,21 @@ class Rules(commands.Cog):
         if entry is None:
             resolution = await asyncio.to_thread(catalog.resolve, query, kind=kind, edition=edition,
                                                  prefer_edition=prefer)
-            plausible = [h for h in resolution.candidates if h.score >= PICK_MIN_SCORE]
+            top = max((h.score for h in resolution.candidates), default=0.0)
+            plausible = [h for h in resolution.candidates if h.score >= PICK_MIN_SCORE and h.score >= top - PICK_MARGIN]
+            if resolution.missing is not None:
+                await interaction.response.send_message(
+                    embed=not_loaded_embed(resolution.missing, resolution.candidates[:5],
+                                           full=catalog.full_sources_loaded()),
+                    ephemeral=True, allowed_mentions=NO_MENTIONS)
+                return
             if resolution.best is not None and resolution.confident:
                 entry = resolution.best
             elif not plausible:
                 await interaction.response.send_message(embed=no_match_embed(query, resolution.candidates[:5]),
                                                         ephemeral=True, allowed_mentions=NO_MENTIONS)
                 return
-            elif len(plausible) == 1:
-                entry = catalog.get(plausible[0].id)
-            else:
+            else:  # even a single look-alike is offered, not answered: it was not a confident match
                 view = discord.ui.View(timeout=None)
                 view.add_item(PickSelect(interaction.user.id, plausible[:PICKER_SIZE]))
                 await interaction.response.send_message(embed=picker_embed(query, plausible), view=view,
@@ -229,6 +256,8 @@ class Rules(commands.Cog):
         if entry is None:
             raise UserError(f"Nothing matches {escape(truncate(query, 80))}.", field="query")
         embed, view = render_answer(catalog, entry)
+        if edition is None and entry.edition != prefer:
+            embed.description = truncate(edition_note(catalog, entry, prefer) + "\n\n" + (embed.description or ""), 4096)
         kwargs = {"view": view} if view else {}
         await interaction.response.send_message(embed=embed, allowed_mentions=NO_MENTIONS, **kwargs)
 

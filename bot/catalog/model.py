@@ -41,6 +41,9 @@ class Resolution:
     best: Entry | None
     confident: bool
     candidates: list[Hit]
+    # set when the query names something known to exist (bot/catalog/known.py) that the catalog has no
+    # entry for: answer honestly that it is not loaded instead of offering look-alikes
+    missing: object | None = None
 
 
 def slug(text: str) -> str:

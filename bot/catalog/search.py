@@ -22,7 +22,7 @@ from rapidfuzz import fuzz, process
 
 from bot.catalog.model import Hit
 from bot.catalog.normalize import normalize, rule_number
-from bot.catalog.things import dataset_priority
+from bot.catalog.things import dataset_priority, name_key
 
 MAX_QUERY_CHARS = 200  # a longer query is clipped: names are short and FTS gets at most 12 words
 SHORT_KEEP = 300  # names kept per one/two-letter prefix
@@ -115,6 +115,10 @@ class SearchIndex:
             if rec.number:
                 self.by_number[rec.number].append(idx)
         self.by_id = {rec.id: i for i, rec in enumerate(self.records)}
+        by_key: dict[str, list[int]] = defaultdict(list)
+        for i, rec in enumerate(self.records):
+            by_key[name_key(normalize(rec.name))].append(i)
+        self.by_key = dict(by_key)  # plural and spacing folded, for "is this name loaded at all"
         factions: dict[str, dict[str, None]] = defaultdict(dict)
         detachments: dict[str, dict[str, None]] = defaultdict(dict)
         for rec in self.records:

@@ -22,8 +22,10 @@ try:
 except ImportError:  # not on Windows: there, concurrent first builds are not serialised
     fcntl = None  # type: ignore[assignment]
 
+from bot.catalog import known as known_mod
 from bot.catalog import things
 from bot.catalog.importers import seeds as seed_importer
+from bot.catalog.known import KnownName, KnownNames
 from bot.catalog.model import KINDS, CatalogImportError, Entry, Hit, Resolution
 from bot.catalog.normalize import normalize
 from bot.catalog.search import (
@@ -35,12 +37,13 @@ from bot.catalog.search import (
     looks_hostile,
 )
 from bot.catalog.store import SCHEMA_VERSION, CatalogStore
+from bot.catalog.things import name_key
 from bot.config import DATA_ROOT, Settings
 from bot.guild_settings import CURRENT_EDITION
 
 log = logging.getLogger(__name__)
 
-BUILDER_VERSION = "11"  # bump when an importer's output changes, so existing catalogs rebuild
+BUILDER_VERSION = "12"  # bump when an importer's output changes, so existing catalogs rebuild
 CATALOG_FILE = "catalog.sqlite"
 RECENT_AUTOCOMPLETE = 2048  # cached autocomplete answers (cleared whenever the catalog changes)
 
@@ -67,6 +70,7 @@ class Catalog:
         self.aliases = load_aliases(data_root / "aliases.toml")
         self._lock = threading.Lock()
         self.index = SearchIndex(store.index_rows(), self.aliases)
+        self.known = self._known_names()
         # Discord sends a request per keystroke and the first letters repeat a lot: remember recent answers.
         self._recent: OrderedDict[tuple, list[Hit]] = OrderedDict()
 
@@ -103,13 +107,55 @@ class Catalog:
 
     def resolve(self, query: str, *, kind: Kinds = None, edition: str | None = None,
                 prefer_edition: str | None = CURRENT_EDITION) -> Resolution:
-        """The entry to show, whether it is a confident answer, and the candidates to offer otherwise."""
+        """The entry to show, whether it is a confident answer, and the candidates to offer otherwise.
+
+        Honest misses: when the query names a rule known to exist (known.py) that no entry of the asked
+        kinds/edition is named after, `missing` says so, and a look-alike is not answered with confidence.
+        """
         hits, scores = self._search(query, kind=kind, edition=edition, limit=10, prefer_edition=prefer_edition)
+        sure = bool(hits) and confident(query, scores, hits)
+        if isinstance(query, str) and query.strip() and not looks_hostile(query):
+            readings = [text for text, _ in self.index.variants(normalize(query[:200]))]
+            if sure and len(readings) > 1:
+                # an abbreviation or nickname says what it means: a top hit that is none of its readings
+                # ("burnas" = Burna Boyz, not the Burna-bommer) is offered, not answered
+                top = name_key(normalize(hits[0].name))
+                q = normalize(query[:200])
+                meant = readings[1:] if q in self.aliases.whole or q in self.aliases.words else readings
+                sure = any(name_key(r) in top or top in name_key(r) for r in meant if name_key(r))
+            known = self.known.find(readings, _kinds(kind), typos=not sure)
+            if known is not None and not self._loaded(known, _kinds(kind), edition):
+                top_key = name_key(normalize(hits[0].name)) if hits else ""
+                meant = {name_key(r) for r in readings}
+                abbreviation = len(readings) > 1  # "oc": the alias table says what it stands for
+                if not sure or (top_key not in meant and (known.strong or abbreviation)):
+                    return Resolution(None, False, hits, missing=known)
         if not hits:
             return Resolution(None, False, [])
-        sure = confident(query, scores, hits)
         best = self.get(hits[0].id)
         return Resolution(best, sure and best is not None, hits)
+
+    def _loaded(self, known: KnownName, kinds: tuple[str, ...] | None, edition: str | None) -> bool:
+        """Whether any entry of a fitting kind (and edition, when one is asked) is named after `known`."""
+        wanted = set(known.kinds) & set(kinds) if kinds else set(known.kinds)
+        for idx in self.index.by_key.get(name_key(normalize(known.name)), ()):
+            rec = self.index.records[idx]
+            if rec.kind in wanted and (edition is None or rec.edition == edition):
+                return True
+        return False
+
+    def full_sources_loaded(self) -> bool:
+        """True once an import brought complete rules text (game-datacards or Wahapedia)."""
+        return any(d["name"].startswith(("gdc", "wahapedia")) for d in self.datasets())
+
+    def _known_names(self) -> KnownNames:
+        """wh40kdc's lists (kept in the catalog's meta when it was built) plus the alias table's meanings,
+        except meanings that only name part of a unit or weapon ("gatler" of Supa-gatler)."""
+        meanings = {v for table in (self.aliases.words, self.aliases.whole) for values in table.values()
+                    for v in values}
+        names = [name_key(n) for n in self.index.names]
+        rules = sorted(m for m in meanings if not any(name_key(m) in n and name_key(m) != n for n in names))
+        return KnownNames(known_mod.loads(self.store.meta("known_names")), rules)
 
     def get(self, entry_id: str) -> Entry | None:
         """The entry, with what the other sources of the same thing say (`data["sources"]`,
@@ -164,6 +210,7 @@ class Catalog:
         with self._lock:
             self.index = index
             self._recent.clear()
+        self.known = self._known_names()
 
     # -- internals ---------------------------------------------------------------------------
     def _browse(self, kinds: tuple[str, ...] | None, edition: str | None, faction: str | None, limit: int,
@@ -251,6 +298,10 @@ def build_base(store: CatalogStore, data_root: Path = DATA_ROOT) -> dict[str, in
         seed_importer.DATASET: ("Seed pages", str(data_root / "seeds"), entries),
         wh40kdc_importer.DATASET: (wh_source, None, wh_entries),
     }, aliases)
+    try:
+        store.set_meta("known_names", known_mod.dumps(known_mod.from_wh40kdc()))
+    except Exception:  # honest misses then rely on the alias table alone; the catalog itself is fine
+        log.warning("could not read wh40kdc's known names", exc_info=True)
     log.info("catalog base built: %d seed + %d wh40kdc entries in %.2fs", len(entries), len(wh_entries),
              time.perf_counter() - started)
     return {"seeds": len(entries), "wh40kdc": len(wh_entries)}

@@ -320,6 +320,27 @@ def no_match_embed(query: str, suggestions: list[Hit]) -> discord.Embed:
     return discord.Embed(title="No match", description=text, colour=COLOUR_ERROR)
 
 
+DATA_UPDATE_HINT = ("An admin can run `python -m bot data update` (or import a game-datacards folder with "
+                    "`python -m bot import gdc FOLDER`) to load the complete rules.")
+
+
+def not_loaded_embed(known, mentions: list[Hit], *, full: bool) -> discord.Embed:  # noqa: ANN001 - KnownName
+    """The honest miss: the name is known to exist but no loaded entry is that rule."""
+    what = known.what
+    article = "an" if what[:1].lower() in "aeiou" else "a"
+    if full:
+        text = (f"**{escape(known.name)}** is {article} {escape(what)}; none of the loaded sources has an entry "
+                "of that name.")
+    else:
+        text = (f"**{escape(known.name)}** is {article} {escape(what)}; it is not in the embedded data (seed pages "
+                f"and wh40kdc unit data). {DATA_UPDATE_HINT}")
+    embed = discord.Embed(title="Not in the loaded data", description=text, colour=COLOUR_ERROR)
+    if mentions:
+        embed.add_field(name="Nearest entries (not that rule)", value=truncate(
+            "\n".join(f"- {escape(hit_label(h))}" for h in mentions[:5]), EMBED_FIELD_VALUE_MAX), inline=False)
+    return embed
+
+
 def picker_embed(query: str, hits: list[Hit]) -> discord.Embed:
     shown = escape(truncate(" ".join(query.split()), 80))
     embed = discord.Embed(title="Did you mean…", colour=COLOUR_RULES,
