@@ -211,12 +211,19 @@ class PickSelect(discord.ui.DynamicItem[discord.ui.Select], template=r"rules:pic
         await interaction.response.edit_message(content=None, embed=embed, view=view, allowed_mentions=NO_MENTIONS)
 
 
+def faction_choices(catalog: Catalog, current: str) -> list[Choice[str]]:
+    """Factions whose name contains what was typed (all of them, up to 25, when nothing is typed)."""
+    typed = (current or "").casefold().strip()
+    names = [f for f in catalog.factions() if typed in f.casefold()]
+    return [Choice(name=f[:100], value=f[:100]) for f in names[:25]]
+
+
 class Rules(commands.Cog):
     def __init__(self, bot: commands.Bot) -> None:
         self.bot = bot
 
     async def _lookup(self, interaction: discord.Interaction, query: str, kind: str | tuple[str, ...] | None,
-                      edition: str | None) -> None:
+                      edition: str | None, faction: str | None = None) -> None:
         catalog: Catalog = self.bot.services.catalog  # type: ignore[attr-defined]
         query = (query or "").strip()
         if len(query) > QUERY_MAX:
@@ -232,7 +239,7 @@ class Rules(commands.Cog):
             entry = None  # an id of another kind or edition is read as text
         if entry is None:
             resolution = await asyncio.to_thread(catalog.resolve, query, kind=kind, edition=edition,
-                                                 prefer_edition=prefer)
+                                                 prefer_edition=prefer, faction=(faction or None))
             top = max((h.score for h in resolution.candidates), default=0.0)
             plausible = [h for h in resolution.candidates if h.score >= PICK_MIN_SCORE and h.score >= top - PICK_MARGIN]
             if resolution.missing is not None:
@@ -280,8 +287,14 @@ class Rules(commands.Cog):
     @app_commands.describe(query="Name, abbreviation (DW, CRR, FNP), rule number (24.23) or words from the text",
                            edition="Rules edition (default: this server's edition, then the other)")
     @app_commands.choices(edition=EDITION_CHOICES)
-    async def rule(self, interaction: discord.Interaction, query: str, edition: str | None = None) -> None:
-        await self._lookup(interaction, query, None, edition)
+    @app_commands.describe(faction="Only this faction's entries (autocomplete lists them)")
+    async def rule(self, interaction: discord.Interaction, query: str, edition: str | None = None,
+                    faction: str | None = None) -> None:
+        await self._lookup(interaction, query, None, edition, faction)
+
+    @rule.autocomplete("faction")
+    async def _rule_faction(self, interaction: discord.Interaction, current: str) -> list[Choice[str]]:
+        return faction_choices(self.bot.services.catalog, current)  # type: ignore[attr-defined]
 
     @rule.autocomplete("query")
     async def _rule_complete(self, interaction: discord.Interaction, current: str) -> list[Choice[str]]:
@@ -290,8 +303,14 @@ class Rules(commands.Cog):
     @app_commands.command(name="datasheet", description="Show a unit's datasheet: profiles, weapons, abilities.")
     @app_commands.describe(name="Unit name (typos are fine)", edition="Rules edition (default: this server's)")
     @app_commands.choices(edition=EDITION_CHOICES)
-    async def datasheet(self, interaction: discord.Interaction, name: str, edition: str | None = None) -> None:
-        await self._lookup(interaction, name, "datasheet", edition)
+    @app_commands.describe(faction="Only this faction's entries (autocomplete lists them)")
+    async def datasheet(self, interaction: discord.Interaction, name: str, edition: str | None = None,
+                    faction: str | None = None) -> None:
+        await self._lookup(interaction, name, "datasheet", edition, faction)
+
+    @datasheet.autocomplete("faction")
+    async def _datasheet_faction(self, interaction: discord.Interaction, current: str) -> list[Choice[str]]:
+        return faction_choices(self.bot.services.catalog, current)  # type: ignore[attr-defined]
 
     @datasheet.autocomplete("name")
     async def _datasheet_complete(self, interaction: discord.Interaction, current: str) -> list[Choice[str]]:
@@ -300,8 +319,14 @@ class Rules(commands.Cog):
     @app_commands.command(name="stratagem", description="Show a stratagem: cost, when, target, effect.")
     @app_commands.describe(name="Stratagem name or abbreviation (CRR)", edition="Rules edition (default: this server's)")
     @app_commands.choices(edition=EDITION_CHOICES)
-    async def stratagem(self, interaction: discord.Interaction, name: str, edition: str | None = None) -> None:
-        await self._lookup(interaction, name, "stratagem", edition)
+    @app_commands.describe(faction="Only this faction's entries (autocomplete lists them)")
+    async def stratagem(self, interaction: discord.Interaction, name: str, edition: str | None = None,
+                    faction: str | None = None) -> None:
+        await self._lookup(interaction, name, "stratagem", edition, faction)
+
+    @stratagem.autocomplete("faction")
+    async def _stratagem_faction(self, interaction: discord.Interaction, current: str) -> list[Choice[str]]:
+        return faction_choices(self.bot.services.catalog, current)  # type: ignore[attr-defined]
 
     @stratagem.autocomplete("name")
     async def _stratagem_complete(self, interaction: discord.Interaction, current: str) -> list[Choice[str]]:

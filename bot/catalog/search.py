@@ -22,7 +22,7 @@ from rapidfuzz import fuzz, process
 
 from bot.catalog.model import Hit
 from bot.catalog.normalize import normalize, rule_number
-from bot.catalog.things import dataset_priority, name_key
+from bot.catalog.things import dataset_priority, faction_key, name_key
 
 MAX_QUERY_CHARS = 200  # a longer query is clipped: names are short and FTS gets at most 12 words
 SHORT_KEEP = 300  # names kept per one/two-letter prefix
@@ -337,7 +337,7 @@ class SearchIndex:
              ) -> tuple[list[Hit], list[float]]:
         """Filter, add tie-break bonuses, collapse same-rule duplicates, and keep the best `limit`."""
         ranked: list[tuple[float, float, Record]] = []
-        faction_norm = normalize(faction) if faction else None
+        faction_norm = faction_key(faction) if faction else None
         for idx, score in rec_scores.items():
             raw_score = score
             rec = self.records[idx]
@@ -345,7 +345,7 @@ class SearchIndex:
                 continue
             if edition and rec.edition != edition:
                 continue
-            if faction_norm and normalize(rec.faction or "") != faction_norm:
+            if faction_norm and faction_key(rec.faction) != faction_norm:
                 continue
             final = score + rec.priority
             if not kinds or len(kinds) > 1:

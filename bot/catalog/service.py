@@ -105,14 +105,23 @@ class Catalog:
                 self._recent.popitem(last=False)
         return list(hits)
 
+    def factions(self) -> list[str]:
+        """Every faction name in the catalog, spellings of one army folded to the first seen, sorted."""
+        seen: dict[str, str] = {}
+        for rec in self.index.records:
+            if rec.faction:
+                seen.setdefault(things.faction_key(rec.faction), rec.faction)
+        return sorted(seen.values())
+
     def resolve(self, query: str, *, kind: Kinds = None, edition: str | None = None,
-                prefer_edition: str | None = CURRENT_EDITION) -> Resolution:
+                prefer_edition: str | None = CURRENT_EDITION, faction: str | None = None) -> Resolution:
         """The entry to show, whether it is a confident answer, and the candidates to offer otherwise.
 
         Honest misses: when the query names a rule known to exist (known.py) that no entry of the asked
         kinds/edition is named after, `missing` says so, and a look-alike is not answered with confidence.
         """
-        hits, scores = self._search(query, kind=kind, edition=edition, limit=10, prefer_edition=prefer_edition)
+        hits, scores = self._search(query, kind=kind, edition=edition, limit=10, prefer_edition=prefer_edition,
+                                    faction=faction)
         sure = bool(hits) and confident(query, scores, hits)
         if isinstance(query, str) and query.strip() and not looks_hostile(query):
             readings = [text for text, _ in self.index.variants(normalize(query[:200]))]
@@ -238,7 +247,7 @@ class Catalog:
         return hits
 
     def _search(self, query: str, *, kind: Kinds, edition: str | None, limit: int,
-                prefer_edition: str | None) -> tuple[list[Hit], list[float]]:
+                prefer_edition: str | None, faction: str | None = None) -> tuple[list[Hit], list[float]]:
         limit = max(1, min(int(limit), 100))
         kinds = _kinds(kind)
         if not isinstance(query, str) or not query.strip() or looks_hostile(query):
@@ -246,7 +255,7 @@ class Catalog:
         index = self.index
         rec_scores, prefer, question = index.score(query, limit=limit, prefer_edition=prefer_edition, kinds=kinds,
                                                    edition=edition)
-        hits, scores = index.rank(rec_scores, kinds, edition, prefer, None, limit)
+        hits, scores = index.rank(rec_scores, kinds, edition, prefer, faction, limit)
         if question or not hits or scores[0] < 70:
             words = fts_words(query)
             rows = self.store.full_text(words, limit=max(2 * limit, 20)) if words else []
@@ -258,7 +267,7 @@ class Catalog:
                 if score > rec_scores.get(idx, -1.0):
                     rec_scores[idx] = score
             if rows:
-                hits, scores = index.rank(rec_scores, kinds, edition, prefer, None, limit)
+                hits, scores = index.rank(rec_scores, kinds, edition, prefer, faction, limit)
         return hits, scores
 
 
