@@ -23,8 +23,10 @@ from bot.catalog.service import Catalog
 from bot.errors import UserError
 from bot.render.common import NO_MENTIONS, edition_label, escape, truncate
 from bot.render.rules import (
+    EMBED_TOTAL_BUDGET,
     entry_embed,
     entry_pages,
+    errata_field,
     hit_label,
     no_match_embed,
     not_loaded_embed,
@@ -38,6 +40,7 @@ QUERY_MAX = 200
 PICK_MIN_SCORE = 70.0  # below this a candidate is a "nearest suggestion", not a plausible answer
 PICK_MARGIN = 15.0  # a "did you mean" choice is at most this far behind the best one (genuinely close)
 PICKER_SIZE = 10
+ERRATA_BUTTONS = 5  # buttons that open a target's errata/FAQ entries (Discord allows 25 components)
 
 
 def _catalog(interaction: discord.Interaction) -> Catalog:
@@ -72,12 +75,19 @@ def answer_view(entry: Entry, page: int, catalog: Catalog) -> discord.ui.View | 
     if complete is not None:
         view.add_item(ShowButton(digest(complete.id), "Show full datasheet" if entry.kind == "datasheet"
                                  else "Show complete rule"))
+    for i, faq in enumerate(catalog.errata_for(entry.id)[:ERRATA_BUTTONS]):
+        what = "Errata" if faq.data.get("faq_kind") == "errata" else "FAQ"
+        view.add_item(ShowButton(digest(faq.id), truncate(f"{what} {i + 1}: {faq.data.get('publication', '')}", 80),
+                                 style=discord.ButtonStyle.secondary))
     return view if view.children else None
 
 
 def render_answer(catalog: Catalog, entry: Entry, page: int = 0) -> tuple[discord.Embed, discord.ui.View | None]:
     complete = catalog.complete_text_for(entry.id)
     embed = entry_embed(entry, page=page, complete=complete)
+    errata = errata_field(catalog.errata_for(entry.id))
+    if errata is not None and len(embed) + len(errata[0]) + len(errata[1]) <= EMBED_TOTAL_BUDGET:
+        embed.add_field(name=errata[0], value=errata[1], inline=False)
     if entry.data.get("metadata_only"):
         other = _full_text_elsewhere(catalog, entry)
         if other is not None:
@@ -151,9 +161,9 @@ class PageButton(discord.ui.DynamicItem[discord.ui.Button], template=r"rules:pag
 class ShowButton(discord.ui.DynamicItem[discord.ui.Button], template=r"rules:show:(?P<key>[0-9a-f]{16})"):
     """"Show complete rule": posts the full rule from the other source, for the person who pressed it."""
 
-    def __init__(self, key: str, label: str = "Show complete rule") -> None:
-        super().__init__(discord.ui.Button(label=label, style=discord.ButtonStyle.primary,
-                                           custom_id=f"rules:show:{key}"))
+    def __init__(self, key: str, label: str = "Show complete rule", *,
+                 style: discord.ButtonStyle = discord.ButtonStyle.primary) -> None:
+        super().__init__(discord.ui.Button(label=label, style=style, custom_id=f"rules:show:{key}"))
         self.key = key
 
     @classmethod

@@ -99,8 +99,9 @@ def cmd_lookup(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     catalog = _open(settings)
     started = time.perf_counter()
+    skipped: list[str] = []
     try:
-        counts = catalog.import_dataset(args.format, args.path)
+        counts = catalog.import_dataset(args.format, args.path, skipped)
     except CatalogImportError as error:
         if args.json:
             print(json.dumps({"error": error.reason, "file": error.path, "line": error.line}, ensure_ascii=False))
@@ -110,8 +111,10 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         catalog.close()
     elapsed = time.perf_counter() - started
+    for line in skipped:
+        print(f"cogitator: warning: skipped {line}", file=sys.stderr)
     if args.json:
-        print(json.dumps({"imported": counts, "seconds": round(elapsed, 2)}))
+        print(json.dumps({"imported": counts, "skipped": skipped, "seconds": round(elapsed, 2)}))
     else:
         for name, count in counts.items():
             print(f"{name}: {count} entries")

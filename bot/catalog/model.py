@@ -6,8 +6,13 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-KINDS = ("datasheet", "weapon", "ability", "stratagem", "rule", "detachment", "enhancement", "keyword")
+KINDS = ("datasheet", "weapon", "ability", "stratagem", "rule", "detachment", "enhancement", "keyword", "faq")
+# "faq" (errata and FAQ answers, game-datacards faqs.json) extends contract 2's kinds
 EDITIONS = ("10e", "11e")
+# game-datacards FAQ target types -> the catalog kinds an errata is linked to (see CatalogStore._link_errata)
+FAQ_TARGET_KINDS = {"datasheet": ("datasheet",), "stratagem": ("stratagem",), "enhancement": ("enhancement",),
+                    "detachment": ("detachment",), "armyRule": ("rule",), "ruleContainer": ("rule",),
+                    "ability": ("ability",)}
 
 
 @dataclass(frozen=True)

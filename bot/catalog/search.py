@@ -426,8 +426,10 @@ def confident(query: str, scores: list[float], hits: list[Hit]) -> bool:
     if not hits:
         return False
     top = normalize(hits[0].name)
+    # the same rule in the other edition, or its glossary definition (keywords.json), is not a rival
     rival = next((s for h, s in zip(hits[1:], scores[1:], strict=True)
-                  if not (normalize(h.name) == top and h.edition != hits[0].edition)), None)
+                  if not (normalize(h.name) == top and (h.edition != hits[0].edition
+                                                        or {h.kind, hits[0].kind} == {"rule", "keyword"}))), None)
     margin = scores[0] - rival if rival is not None else 100.0
     if scores[0] >= CONFIDENT_SCORE:
         return margin >= CONFIDENT_MARGIN

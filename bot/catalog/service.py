@@ -193,21 +193,29 @@ class Catalog:
                 return self.get(target)
         return None
 
+    def errata_for(self, entry_id: str) -> list[Entry]:
+        """The FAQ answers and errata that name this entry, errata first, in publication order."""
+        found = [e for target, relation in self.store.links(entry_id) if relation == "errata"
+                 if (e := self.get(target)) is not None]
+        return sorted(found, key=lambda e: (e.data.get("faq_kind") != "errata", e.data.get("publication") or "",
+                                            e.data.get("order") or 0))
+
     def count(self) -> int:
         return self.store.count()
 
     def datasets(self) -> list[dict]:
         return self.store.datasets()
 
-    def import_dataset(self, fmt: str, path: Path) -> dict[str, int]:
-        """Import a Wahapedia folder or a game-datacards file/folder; all-or-nothing. Returns counts."""
+    def import_dataset(self, fmt: str, path: Path, skipped: list[str] | None = None) -> dict[str, int]:
+        """Import a Wahapedia folder or a game-datacards file/folder; all-or-nothing. Returns counts;
+        files of a folder that were skipped as unknown are appended to `skipped`."""
         from bot.catalog.importers import gdc_json, wahapedia_csv
 
         path = Path(path)
         if fmt == "wahapedia":
             batches = wahapedia_csv.load_folder(path)
         elif fmt == "gdc":
-            batches = gdc_json.load_path(path)
+            batches = gdc_json.load_path(path, skipped)
         else:
             raise ValueError(f"unknown import format {fmt!r}")
         self.store.replace_datasets(batches)

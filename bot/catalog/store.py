@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bot import db
 from bot.catalog import things
-from bot.catalog.model import Entry
+from bot.catalog.model import FAQ_TARGET_KINDS, Entry
 from bot.catalog.normalize import normalize
 
 SCHEMA_VERSION = 3  # PRAGMA user_version of the catalog file; a different version means rebuild from scratch
@@ -124,6 +124,7 @@ class CatalogStore:
                     )
                 self._relink()
                 self._group_things()
+                self._link_errata()
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
@@ -169,6 +170,36 @@ class CatalogStore:
         self._conn.executemany("INSERT INTO things (entry_id, thing) VALUES (?, ?)", mapping.items())
         self._conn.execute("INSERT INTO meta (key, value) VALUES ('things_version', ?) "
                            "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (THINGS_VERSION,))
+
+    def _link_errata(self) -> None:
+        """Link every FAQ/errata entry to the entries it is about: (target, faq, 'errata').
+
+        A target is found by its game-datacards id when an imported gdc file has it, and otherwise by
+        kind + normalised name in the same edition, so the seed pages and other sources get the errata
+        too (the gdc Orks FAQ uses other ids than the gdc Orks file). Enhancement names drop a trailing
+        "(Upgrade)" the way gdc prints them.
+        """
+        self._conn.execute("DELETE FROM links WHERE relation = 'errata'")
+        faqs = self._conn.execute(
+            "SELECT id, edition, json_extract(data, '$.targets') AS targets FROM entries WHERE kind = 'faq'").fetchall()
+        if not faqs:
+            return
+        by_gdc: dict[str, list[str]] = {}
+        by_name: dict[tuple[str, str, str], list[str]] = {}
+        for row in self._conn.execute(
+                "SELECT id, kind, edition, norm_name, json_extract(data, '$.gdc_id') AS gdc FROM entries "
+                "WHERE kind != 'faq'"):
+            if row["gdc"]:
+                by_gdc.setdefault(row["gdc"], []).append(row["id"])
+            by_name.setdefault((row["edition"], row["kind"], _bare(row["norm_name"])), []).append(row["id"])
+        links: set[tuple[str, str]] = set()
+        for faq in faqs:
+            for target in json.loads(faq["targets"] or "[]"):
+                found = list(by_gdc.get(target.get("gdc_id") or "", ()))
+                for kind in FAQ_TARGET_KINDS.get(target.get("type"), ()):
+                    found += by_name.get((faq["edition"], kind, _bare(normalize(target.get("name") or ""))), ())
+                links.update((entry_id, faq["id"]) for entry_id in found)
+        self._conn.executemany("INSERT OR IGNORE INTO links VALUES (?, ?, 'errata')", sorted(links))
 
     # -- reading ---------------------------------------------------------------------------
     def get(self, entry_id: str) -> Entry | None:
@@ -239,6 +270,11 @@ class CatalogStore:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+
+def _bare(norm: str) -> str:
+    """A normalised name without gdc's "(Upgrade)" suffix and a plural 's' folded."""
+    return _singular(norm.removesuffix(" upgrade"))
 
 
 def _singular(norm: str) -> str:

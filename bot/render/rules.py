@@ -23,7 +23,9 @@ from bot.render.common import (
 
 PAGE_CHARS = 1800  # a screenful on a phone; long rules paginate with buttons
 KIND_LABELS = {"datasheet": "Datasheet", "weapon": "Weapon", "ability": "Ability", "stratagem": "Stratagem",
-               "rule": "Rule", "detachment": "Detachment rule", "enhancement": "Enhancement", "keyword": "Keyword"}
+               "rule": "Rule", "detachment": "Detachment rule", "enhancement": "Enhancement", "keyword": "Keyword",
+               "faq": "FAQ / errata"}
+ERRATA_SHOWN = 4  # errata listed in a target's answer; the rest are counted
 
 
 def hit_label(hit: Hit, *, limit: int = 100) -> str:
@@ -118,6 +120,10 @@ def body_text(entry: Entry) -> str:
         parts.append(" · ".join(head))
     elif entry.kind == "enhancement" and data.get("cost") is not None:
         parts.append(f"**{data['cost']} pts**" + (f" · {data['detachment']}" if data.get("detachment") else ""))
+    elif entry.kind == "faq":
+        what = "Errata" if data.get("faq_kind") == "errata" else "FAQ"
+        parts.append(f"**{what}** · {data.get('publication') or '?'}" + (f" · {data['date']}" if data.get("date")
+                                                                         else ""))
     elif entry.kind == "detachment" and data.get("detachment"):
         parts.append(f"**{data['detachment']}** detachment rule")
     parts.append(entry.text)
@@ -125,6 +131,8 @@ def body_text(entry: Entry) -> str:
         parts.append("**Summary**\n" + "\n".join(f"- {s}" for s in data["summary"]))
     for item in data.get("faq") or []:
         parts.append(f"**Q:** {item.get('q', '')}\n**A:** {item.get('a', '')}")
+    if entry.kind == "faq" and data.get("targets"):
+        parts.append("Applies to: " + ", ".join(t["name"] for t in data["targets"][:20]))
     if entry.kind == "weapon" and data.get("datasheets"):
         names = ", ".join(data["datasheets"][:30]) + (" …" if len(data["datasheets"]) > 30 else "")
         parts.append(f"Used by: {names}")
@@ -155,6 +163,25 @@ def entry_embed(entry: Entry, *, page: int = 0, complete: Entry | None = None) -
         add_sources(embed, entry)
     embed.set_footer(text=_footer(entry, page, len(pages)))
     return embed
+
+
+def errata_field(errata: list[Entry]) -> tuple[str, str] | None:
+    """(name, value) of the "Errata & FAQ" field on a target's answer: publication, date and the change."""
+    if not errata:
+        return None
+    lines = []
+    for e in errata[:ERRATA_SHOWN]:
+        d = e.data
+        head = f"**{escape(d.get('publication') or '?')}**" + (f" ({d['date']})" if d.get("date") else "")
+        if d.get("faq_kind") == "errata":
+            what = d.get("errata") or e.text
+            lines.append(f"{head} — errata: {truncate(' '.join(what.split()), 180)}")
+        else:
+            lines.append(f"{head} — Q: {truncate(' '.join((d.get('question') or '').split()), 110)} "
+                         f"A: {truncate(' '.join((d.get('answer') or '').split()), 70)}")
+    if len(errata) > ERRATA_SHOWN:
+        lines.append(f"…and {len(errata) - ERRATA_SHOWN} more (buttons below open them).")
+    return f"Errata & FAQ ({len(errata)})", truncate("\n".join(lines), EMBED_FIELD_VALUE_MAX)
 
 
 # ---------------------------------------------------------------------------------------------

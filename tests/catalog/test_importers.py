@@ -165,7 +165,7 @@ def test_gdc_faction_file(full_catalog: Catalog) -> None:
     ('[1, 2, 3]', 1, "JSON object"),
     ('{"name": "Orks", "source": "40k-11e", "datasheets": [\n{"id": "abc-1", "stats": []}]}', 2, "has no name"),
     ('{"name": "Orks", "source": "40k-9e", "datasheets": []}', 1, "unknown 'source'"),
-    ('{"hello": "world"}', 1, "neither a core rules file"),
+    ('{"hello": "world"}', 1, "not a game-datacards core rules, faction, faqs or keywords file"),
     ('{"name": "Orks", "source": "40k-11e", "stratagems": [\n{"id": "s-1", "name": "X", "cost": "lots"}]}', 2,
      "non-numeric cost"),
 ])

@@ -1,5 +1,6 @@
-"""game-datacards JSON: faction files (datasheets, stratagems, enhancements, army and detachment rules)
-and `core_rules.json`, the complete numbered 11th-edition core rules (English text under `en`).
+"""game-datacards JSON: faction files (datasheets, stratagems, enhancements, army and detachment rules),
+`core_rules.json` (the complete numbered 11th-edition core rules, English text under `en`), `faqs.json`
+(errata and FAQ answers with their targets) and `keywords.json` (the weapon/unit ability glossary).
 
 Everything is parsed and validated before anything is written; a bad file raises CatalogImportError
 with the file, the line (from the JSON decoder, or of the offending record) and the reason.
@@ -22,7 +23,7 @@ from bot.catalog.importers.common import (
     weapon_line,
 )
 from bot.catalog.markdown import html_to_markdown
-from bot.catalog.model import CatalogImportError, Entry, make_id, slug
+from bot.catalog.model import FAQ_TARGET_KINDS, CatalogImportError, Entry, make_id, slug
 
 Batches = dict[str, tuple[str, str | None, list[Entry]]]
 log = logging.getLogger(__name__)
@@ -46,8 +47,12 @@ def _edition(source: Any, path: Path) -> str:
     return f"{m.group(1)}e"
 
 
-def load_path(path: Path) -> Batches:
-    """A single JSON file, or every *.json in a folder (e.g. the gdc export with core_rules.json)."""
+def load_path(path: Path, skipped: list[str] | None = None) -> Batches:
+    """A single JSON file, or every *.json in a folder (e.g. the gdc export with core_rules.json).
+
+    In a folder, a JSON file that is no game-datacards file is skipped: logged, and described in
+    `skipped` ("readme.json: <reason>") so the CLI can show the operator.
+    """
     path = Path(path)
     files = sorted(path.glob("*.json")) if path.is_dir() else [path]
     if not files:
@@ -60,6 +65,8 @@ def load_path(path: Path) -> Batches:
             if not path.is_dir():
                 raise
             log.warning("game-datacards import: skipped %s (%s)", file.name, exc.reason)
+            if skipped is not None:
+                skipped.append(f"{file.name}: {exc.reason}")
             continue
         batches[name] = batch
     if not batches:
@@ -85,8 +92,87 @@ def load_file(path: Path) -> tuple[str, tuple[str, str | None, list[Entry]]]:
     if "datasheets" in doc or "stratagems" in doc:
         entries, faction = _faction(doc, path, text)
         return f"gdc:{slug(faction)}", (f"game-datacards {faction}", str(path), entries)
-    raise UnknownFileError(str(path), 1, "neither a core rules file ('sections') nor a faction file "
-                                         "('datasheets'/'stratagems')")
+    if isinstance(doc.get("faqs"), list):
+        return "gdc:faqs", ("game-datacards FAQ and errata", str(path), _faqs(doc, path, text))
+    if isinstance(doc.get("keywords"), list) and doc.get("cardType") == "keywords":
+        return "gdc:keywords", ("game-datacards keyword glossary", str(path), _keywords(doc, path, text))
+    raise UnknownFileError(str(path), 1, "not a game-datacards core rules, faction, faqs or keywords file")
+
+
+# ---------------------------------------------------------------------------------------------
+# FAQ / errata and the keyword glossary
+
+FAQ_NAME_CHARS = 120  # a question is the entry's name; long ones are cut at a word
+
+
+def _short(text: str, limit: int = FAQ_NAME_CHARS) -> str:
+    text = " ".join(text.replace("**", "").split())
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+
+
+def _faqs(doc: dict, path: Path, text: str) -> list[Entry]:
+    """Each errata or Q&A is one `faq` entry; its targets (gdc ids and names) are linked in the store."""
+    edition = _edition(doc.get("source"), path)
+    updated = doc["updated"][:10] if isinstance(doc.get("updated"), str) else None
+    entries: dict[str, Entry] = {}
+    for i, item in enumerate(doc["faqs"]):
+        where = line_of(text, f'"{item.get("id", "")}"') if isinstance(item, dict) else None
+        if not isinstance(item, dict):
+            raise CatalogImportError(str(path), where, f"faqs[{i}] is not an object")
+        publication = _en((item.get("publication") or {}).get("name")).strip() or "game-datacards"
+        question = html_to_markdown(_en(item.get("question")))
+        answer = html_to_markdown(_en(item.get("answer")))
+        header = html_to_markdown(_en(item.get("errataHeader")))
+        change = html_to_markdown(_en(item.get("errataText")))
+        if question:
+            kind, name = "faq", _short(question)
+            body = f"**Q:** {question}\n\n**A:** {answer or '(no answer printed)'}"
+        elif header or change:
+            kind, name = "errata", _short(header or change)
+            body = (f"**{header}**\n\n" if header else "") + change
+        else:
+            raise CatalogImportError(str(path), where, f"faqs[{i}] has neither a question nor errata text")
+        targets = []
+        for t in item.get("targets") or []:
+            if isinstance(t, dict) and t.get("type") in FAQ_TARGET_KINDS and _en(t.get("name")).strip():
+                targets.append({"type": t["type"], "gdc_id": str(t.get("id") or ""), "name": _en(t["name"]).strip()})
+        data = {"faq_kind": kind, "publication": publication, "date": updated, "targets": targets,
+                "question": question, "answer": answer, "header": header, "errata": change,
+                "gdc_id": str(item.get("id") or ""), "order": item.get("order"),
+                "provenance": {"file": path.name}}
+        eid = make_id(edition, "faq", f"gdc.faq.{slug(publication)}", f"{item.get('order', i)} {name}")
+        label = f"{publication}" + (f" ({updated})" if updated else "")
+        entries[eid] = Entry(eid, "faq", name, edition, None, f"{label} · game-datacards", body, data)
+    return list(entries.values())
+
+
+def _keywords(doc: dict, path: Path, text: str) -> list[Entry]:
+    """The glossary: one `keyword` entry per ability ("Anti-", "Deep Strike"), text as printed."""
+    edition = _edition(doc.get("source"), path)
+    updated = doc["updated"][:10] if isinstance(doc.get("updated"), str) else None
+    source = "game-datacards keyword glossary" + (f" ({updated})" if updated else "")
+    entries: dict[str, Entry] = {}
+    for i, k in enumerate(doc["keywords"]):
+        if not isinstance(k, dict) or not isinstance(k.get("name"), str) or not k["name"].strip():
+            raise CatalogImportError(str(path), line_of(text, f'"{(k or {}).get("key", "")}"') if isinstance(k, dict)
+                                     else None, f"keywords[{i}] has no name")
+        body = html_to_markdown(_en(k.get("description")))
+        if not body:
+            raise CatalogImportError(str(path), line_of(text, f'"{k.get("key", "")}"'),
+                                     f"keywords[{i}] ({k['name'][:40]}) has no description")
+        name = k["name"].strip()
+        if name.endswith("-"):  # "Anti-" is printed as [ANTI-X Y+]
+            name = name + "X Y+" if name.lower() == "anti-" else name.rstrip("-")
+        applies = [a for a in k.get("appliesTo") or [] if isinstance(a, str)]
+        eid = make_id(edition, "keyword", "gdc.keywords", name)
+        entries[eid] = Entry(eid, "keyword", name, edition, None, source, body,
+                             {"key": k.get("key"), "match": k.get("matchType"), "applies_to": applies,
+                              "glossary": True, "provenance": {"file": path.name}})
+    if not entries:
+        raise CatalogImportError(str(path), None, "the keyword list is empty")
+    return list(entries.values())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -138,7 +224,7 @@ def _core_rules(doc: dict, path: Path, text: str) -> list[Entry]:
                 parts.append("**See also:** " + "; ".join(f"{n} {t}" for n, t, _ in subrules))
             body = "\n\n".join(p for p in parts if p).strip()
             name = _display(title)
-            data = {"title": title, "number": number, "section": section_name}
+            data = {"title": title, "number": number, "section": section_name, "gdc_id": str(container.get("id") or "")}
             if ctype == "introduction":
                 data["introduction"] = True
             if body:
@@ -229,6 +315,7 @@ def _faction(doc: dict, path: Path, text: str) -> tuple[list[Entry], str]:
         detachment = s.get("detachment")
         stype = str(s.get("type") or "")
         data = {"cp": cp, "cp_extra": [], "category": detachment or "Core", "detachment": detachment, "type": stype,
+                "gdc_id": str(s.get("id") or ""),
                 "turn": {"your": "your", "opponents": "opponent", "opponent": "opponent"}.get(
                     str(s.get("turn") or "").lower(), "either"),
                 "phase": "/".join(s.get("phase") or []) or "any", **fields, "fluff": s.get("fluff") or ""}
@@ -247,7 +334,7 @@ def _faction(doc: dict, path: Path, text: str) -> tuple[list[Entry], str]:
         cost = int(e["cost"]) if str(e.get("cost", "")).isdigit() else None
         add(Entry(make_id(edition, "enhancement", f"{scope}.{slug(e.get('detachment') or '')}", e["name"]),
                   "enhancement", e["name"], edition, faction, source, body,
-                  {"cost": cost, "detachment": e.get("detachment"), "rule": body}))
+                  {"cost": cost, "detachment": e.get("detachment"), "rule": body, "gdc_id": str(e.get("id") or "")}))
 
     weapons: dict[str, list[dict]] = {}
     weapon_users: dict[str, list[str]] = {}
@@ -273,6 +360,7 @@ def _faction(doc: dict, path: Path, text: str) -> tuple[list[Entry], str]:
         eid = make_id(edition, "datasheet", scope, ds["name"])
         if eid in entries:
             eid = make_id(edition, "datasheet", scope, f"{ds['name']} {ds.get('id', i)}")
+        sheet["gdc_id"] = str(ds.get("id") or "")
         add(Entry(eid, "datasheet", ds["name"].strip(), edition, faction, source, sheet_text(sheet), sheet))
     for base, profiles in weapons.items():
         add(Entry(make_id(edition, "weapon", scope, base), "weapon", base, edition, faction, source,
