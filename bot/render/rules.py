@@ -258,8 +258,14 @@ def datasheet_embed(entry: Entry, *, complete: Entry | None = None) -> discord.E
     embed = discord.Embed(title=truncate(entry.name, 256), colour=COLOUR_RULES)
     embed.set_author(name=truncate(f"Datasheet · {edition_label(entry.edition)}"
                                    + (f" · {entry.faction}" if entry.faction else ""), 256))
-    description = profile_table(data.get("profiles") or []) if data.get("profiles") else \
-        "*This source prints no profile table for this unit.*"
+    borrowed = (complete.data.get("profiles") if complete is not None and isinstance(complete.data, dict)
+                else None)
+    if data.get("profiles"):
+        description = profile_table(data["profiles"])
+    elif borrowed:  # the page left its table out: show the linked datasheet's, and say whose it is
+        description = profile_table(borrowed) + f"\n*Profiles from {escape(complete.source)}: this page prints none.*"
+    else:
+        description = "*This source prints no profile table for this unit.*"
     embed.description = description
     embed.set_footer(text=_footer(entry, 0, 1))
     for kind, title in (("ranged", "Ranged weapons"), ("melee", "Melee weapons")):
@@ -276,7 +282,8 @@ def datasheet_embed(entry: Entry, *, complete: Entry | None = None) -> discord.E
         _add_field(embed, "Abilities" if i == 0 else "Abilities (cont.)", chunk)
     unit = []
     if data.get("composition"):
-        unit.append("; ".join(data["composition"]))
+        # one line per model type or loadout sentence: "; " glued "…ward stave.; Every CORV…"
+        unit.extend(f"▪ {c}" for c in data["composition"])
     if data.get("points"):
         unit.append("Points: " + ", ".join(f"{p['models']} model{'s' if p['models'] != 1 else ''}: {p['points']}"
                                            + (f" ({p['label']})" if p.get("label") else "") for p in data["points"]))

@@ -216,3 +216,44 @@ def test_paragraphs_glued_by_the_scrape_are_split(entries: dict) -> None:
         assert not re.search(r"[a-z]\.[A-Z][a-z ]", e.text), (e.name, e.text)
     (dev,) = by_name(entries, "rule", "Devastating Wounds", "11e")
     assert "by those attacks.\n\nMortal wounds inflicted" in dev.text
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 10 item 7: what the pages print, parsed; rendering defects fixed
+
+
+def test_11e_detachment_stratagems_carry_the_phase_and_turn_the_page_prints(entries: dict) -> None:
+    expected = {"Dread Power": ("movement", "your"), "Stomping Juggernaut": ("movement/charge", "your"),
+                "Fungus-fuel Injection": ("movement", "your"), "Close-range Dakka": ("shooting", "your"),
+                "Hit 'em Harder": ("fight", "either"), "Drive-by Bustin'": ("shooting", "your")}
+    for name, (phase, turn) in expected.items():
+        (strat,) = by_name(entries, "stratagem", name, "11e")
+        assert (strat.data["phase"], strat.data["turn"]) == (phase, turn), name
+        assert strat.data["when"] and not strat.data.get("incomplete"), name
+    (bravery,) = [e for e in by_name(entries, "stratagem", "Insane Bravery", "11e") if e.data["category"] == "Core"]
+    assert bravery.data["turn"] == "your"  # "Battle-shock step of your Command phase"
+
+
+def test_dread_power_starts_with_its_text_not_blank_lines(entries: dict) -> None:
+    (dread,) = by_name(entries, "stratagem", "Dread Power", "11e")
+    assert dread.text.startswith("*Fuelled by the pilot’s obsession")
+    assert "\n\n\n" not in dread.text
+
+
+def test_get_stuck_in_is_the_war_horde_detachment_rule_not_stratagem_text(entries: dict) -> None:
+    (rule,) = by_name(entries, "detachment", "Get Stuck In", "11e")
+    assert rule.data["detachment"] == "War Horde"
+    assert rule.data["rule"] == "Friendly ORKS units’ melee attacks have [Sustained Hits 1]."
+    for strat in entries.values():
+        if strat.kind == "stratagem":
+            assert "Get Stuck In" not in strat.text, strat.id
+
+
+def test_into_the_fray_keeps_its_sub_bullets_under_it(entries: dict) -> None:
+    (heroic,) = by_name(entries, "stratagem", "Heroic Intervention", "11e")
+    effect = heroic.data["effect"].split("\n")
+    at = effect.index("- Into the Fray (+1CP):")
+    assert effect[at + 1].startswith("  - When making the charge roll")
+    assert effect[at + 2].startswith("  - When selecting charge targets, you can select any enemy units")
+    assert effect[at - 1].startswith("- Leap to Defend:")
+    assert heroic.data["cp_extra"] == ["Into the Fray: +1CP"]

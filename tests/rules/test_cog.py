@@ -176,3 +176,24 @@ async def test_an_empty_table_points_to_the_other_editions_complete_rule(full_co
     fields = {f["name"]: f["value"] for f in embed["fields"]}
     assert "edition:11e" in fields["Full table"] and "game-datacards" in fields["Full table"]
     assert "2+" not in (embed["description"] or "")  # nothing invented in the 10e text
+
+
+async def test_fire_overwatch_prints_its_cost_once(console: ConsoleSession) -> None:
+    for line in ("/stratagem name:fire overwatch", "/stratagem name:fire overwatch edition:10e"):
+        embed = only(await console.send(line)).embeds[0]
+        assert embed["title"] == "Fire Overwatch"
+        assert embed["description"].count("1CP") == 1, embed["description"]
+
+
+async def test_grimnyr_composition_and_loadout_are_separate_lines(console: ConsoleSession) -> None:
+    embed = only(await console.send("/datasheet name:grimnyr edition:10e")).embeds[0]
+    unit = next(f["value"] for f in embed["fields"] if f["name"] == "Unit")
+    assert ".;" not in unit
+    assert "▪ 2 CORVs*\n▪ The Grimnyr is equipped with: Ancestral Wrath; ancestral ward stave.\n▪ Every CORV" in unit
+
+
+async def test_stompa_page_without_a_table_shows_the_linked_profiles(console: ConsoleSession) -> None:
+    embed = only(await console.send("/datasheet name:stompa edition:11e")).embeds[0]
+    assert "prints no profile table" not in embed["description"]
+    assert embed["description"].startswith("```") and " 30 " in embed["description"].split("```")[1]
+    assert "*Profiles from wh40kdc" in embed["description"] and "this page prints none.*" in embed["description"]

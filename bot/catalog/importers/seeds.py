@@ -483,6 +483,21 @@ def _summary_split(lines: list[str]) -> tuple[list[str], list[str]]:
     return lines, []
 
 
+def _summary_item(lines: list[str], i: int) -> bool:
+    """Whether NAME / 1CP / "War Horde Stratagem" at `i` is a summary-list row, not a full block.
+
+    11e pages print a summary row's category as "War Horde Stratagem", the same form as a full block's
+    header; a summary row is followed by the next row (a name, then a cost) or the next summary list,
+    a full block by its fluff or WHEN line.
+    """
+    j = i + 3
+    if j < len(lines) and re.fullmatch(r"[A-Z]{1,3}", lines[j]):
+        j += 1  # the "C" / "BA" badge
+    following = lines[j] if j < len(lines) else ""
+    return following in ("DETACHMENT ABILITY", "ENHANCEMENTS") or (
+        j + 1 < len(lines) and bool(_CP.match(lines[j + 1])))
+
+
 def _stratagem_data(block: _Block, lines: list[str]) -> tuple[dict, str, str | None, str]:
     header = _STRAT_HEADER.match(block.meta["header"])
     assert header is not None
@@ -496,6 +511,7 @@ def _stratagem_data(block: _Block, lines: list[str]) -> tuple[dict, str, str | N
     extra_cp: list[str] = []
     pending_extra: str | None = None
     open_field: str | None = None  # the field whose text ended with ':' ("...one of the following rolls:")
+    sub_list = False  # inside the bullets of a bullet that ends with ':' ("- Into the Fray:")
     for line in lines:
         m = _FIELD_LINE.match(line)
         if m and m.group(1) in FIELDS:
@@ -515,11 +531,17 @@ def _stratagem_data(block: _Block, lines: list[str]) -> tuple[dict, str, str | N
             continue
         # bullets continue the last field that ends with a colon ("...one of the following rolls:")
         target = open_field or order[-1]
+        if not line.startswith("- "):
+            sub_list = False
+        elif sub_list:
+            line = "  " + line  # "- Into the Fray:" printed its own bullets under it
         if pending_extra and line.startswith("- "):
             label = line[2:].rstrip(":").strip()
             extra_cp.append(f"{label}: {pending_extra}")
-            line = f"{line} ({pending_extra})"
+            line = f"- {label} ({pending_extra})" + (":" if line.endswith(":") else "")
             pending_extra = None
+        if line.startswith("- ") and line.endswith(":"):
+            sub_list = True
         fields[target] += "\n" + line
     is_core = source.lower() == "core"
     category = "Core" if is_core else source
@@ -551,10 +573,13 @@ def _stratagem_data(block: _Block, lines: list[str]) -> tuple[dict, str, str | N
 
 
 def _turn_of(when: str) -> str:
-    low = when.lower()
-    if low.startswith("your opponent") or "your opponent’s" in low[:40] or "your opponent's" in low[:40]:
+    """Whose turn the WHEN names: "your opponent's ... phase" -> opponent, "your ... phase" (also "Battle-shock
+    step of your Command phase") -> your, a phase without an owner ("Fight phase") -> either."""
+    low = when.lower().replace("’", "'")
+    if low.startswith("your opponent") or "your opponent's" in low[:40]:
         return "opponent"
-    if low.startswith("your ") or low.startswith("end of your") or low.startswith("start of your"):
+    if low.startswith(("your ", "end of your", "start of your")) or re.search(
+            r"\byour (command|movement|shooting|charge|fight)\b", low[:60]):
         return "your"
     if "opponent" in low:
         return "opponent"
@@ -619,7 +644,7 @@ def parse_seed_page(path: Path, text: str | None = None) -> SeedPage:
         elif line == "ENHANCEMENTS":
             mode = "enhancements"
         elif mode == "stratagems" and i + 1 < len(lines) and _CP.match(lines[i + 1]):
-            if i + 2 < len(lines) and _STRAT_HEADER.match(lines[i + 2]):
+            if i + 2 < len(lines) and _STRAT_HEADER.match(lines[i + 2]) and not _summary_item(lines, i):
                 break  # full stratagem blocks have started
             item = {"name": line, "cp": int(_CP.match(lines[i + 1]).group(1)),
                     "category": lines[i + 2] if i + 2 < len(lines) else ""}
@@ -773,8 +798,14 @@ def parse_seed_page(path: Path, text: str | None = None) -> SeedPage:
 
 
 def _merge(old: Entry, new: Entry) -> Entry:
-    """Two copies of one block: keep every paragraph once, in first-seen order; union list data."""
-    paragraphs = old.text.split("\n\n")
+    """Two copies of one block: keep every paragraph once, in first-seen order; union list data.
+
+    A copy without text (the page printed only the header) yields to the one with text, data included,
+    so a stratagem's phase and turn come from the copy that prints its WHEN.
+    """
+    if not old.text.strip() and new.text.strip():
+        old, new = new, old
+    paragraphs = [p for p in old.text.split("\n\n") if p.strip()]
     for para in new.text.split("\n\n"):
         if para and para not in paragraphs and para not in old.text:
             paragraphs.append(para)

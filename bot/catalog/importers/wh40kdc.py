@@ -238,8 +238,8 @@ def load(overrides_path: Path) -> tuple[list[Entry], str]:
         name = title_case(s["name"])
         scope = "wh40kdc." + ("core" if core else slug(det_name or det or "detachment"))
         eid = make_id(_edition(s), "stratagem", scope, name)
-        lines = [f"{data['cp']}CP · {stype or 'Stratagem'} · {data['category']}",
-                 f"Phase: {data['phase']} · Turn: {turn}"]
+        # cost, type and category are the answer's header line (render.rules.body_text): not repeated here
+        lines = [f"Phase: {data['phase']} · Turn: {turn}"]
         if notes:
             lines.append(f"*Community summary (wh40kdc):* {notes}")
         lines.append("*wh40kdc carries this stratagem's metadata only, not its rules text.*")
