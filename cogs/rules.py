@@ -30,6 +30,7 @@ from bot.render.rules import (
     hit_label,
     no_match_embed,
     not_loaded_embed,
+    parts_fields,
     picker_embed,
 )
 
@@ -41,6 +42,7 @@ PICK_MIN_SCORE = 70.0  # below this a candidate is a "nearest suggestion", not a
 PICK_MARGIN = 15.0  # a "did you mean" choice is at most this far behind the best one (genuinely close)
 PICKER_SIZE = 10
 ERRATA_BUTTONS = 5  # buttons that open a target's errata/FAQ entries (Discord allows 25 components)
+PART_BUTTONS = 15  # a detachment's stratagem (grey) and enhancement (green) buttons; 2 page + 1 + 5 errata left
 
 
 def _catalog(interaction: discord.Interaction) -> Catalog:
@@ -75,6 +77,11 @@ def answer_view(entry: Entry, page: int, catalog: Catalog) -> discord.ui.View | 
     if complete is not None:
         view.add_item(ShowButton(digest(complete.id), "Show full datasheet" if entry.kind == "datasheet"
                                  else "Show complete rule"))
+    if entry.data.get("role") == "detachment":
+        stratagems, enhancements = catalog.detachment_parts(entry)
+        for hit in (stratagems + enhancements)[:PART_BUTTONS]:
+            view.add_item(ShowButton(digest(hit.id), truncate(hit.name, 80), style=discord.ButtonStyle.secondary
+                                     if hit.kind == "stratagem" else discord.ButtonStyle.success))
     for i, faq in enumerate(catalog.errata_for(entry.id)[:ERRATA_BUTTONS]):
         what = "Errata" if faq.data.get("faq_kind") == "errata" else "FAQ"
         view.add_item(ShowButton(digest(faq.id), truncate(f"{what} {i + 1}: {faq.data.get('publication', '')}", 80),
@@ -85,6 +92,9 @@ def answer_view(entry: Entry, page: int, catalog: Catalog) -> discord.ui.View | 
 def render_answer(catalog: Catalog, entry: Entry, page: int = 0) -> tuple[discord.Embed, discord.ui.View | None]:
     complete = catalog.complete_text_for(entry.id)
     embed = entry_embed(entry, page=page, complete=complete)
+    if entry.data.get("role") == "detachment":
+        for name, value in parts_fields(*catalog.detachment_parts(entry)):
+            embed.add_field(name=name, value=value, inline=False)
     errata = errata_field(catalog.errata_for(entry.id))
     if errata is not None and len(embed) + len(errata[0]) + len(errata[1]) <= EMBED_TOTAL_BUDGET:
         embed.add_field(name=errata[0], value=errata[1], inline=False)

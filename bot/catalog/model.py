@@ -51,6 +51,15 @@ class Resolution:
     missing: object | None = None
 
 
+DETACHMENT_SCOPE = "detachments"  # last part of a detachment entry's scope; its rules have the detachment's slug
+
+
+def is_detachment_entry(entry_id: str) -> bool:
+    """A detachment itself ("War Horde"), not one of its rules ("Get Stuck In"), which share the kind."""
+    parts = entry_id.split(":")
+    return len(parts) >= 4 and parts[1] == "detachment" and parts[2].endswith("." + DETACHMENT_SCOPE)
+
+
 def slug(text: str) -> str:
     """A lowercase ASCII slug for stable ids ("Hit 'Em Harder" -> "hit-em-harder")."""
     folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()

@@ -200,6 +200,26 @@ class Catalog:
         return sorted(found, key=lambda e: (e.data.get("faq_kind") != "errata", e.data.get("publication") or "",
                                             e.data.get("order") or 0))
 
+    def detachment_parts(self, entry: Entry) -> tuple[list[Hit], list[Hit]]:
+        """A detachment's stratagems and enhancements from every loaded source, one per thing, the most
+        complete source first (same edition and faction; matched on the detachment name they carry)."""
+        want = normalize(str(entry.data.get("detachment") or entry.name))
+        faction = normalize(entry.faction or "")
+        parts: dict[str, dict[tuple, object]] = {"stratagem": {}, "enhancement": {}}
+        for rec in self.index.records:
+            if rec.kind not in parts or rec.edition != entry.edition or rec.group[4] != want:
+                continue
+            if faction and normalize(rec.faction or "") not in (faction, ""):
+                continue
+            best = parts[rec.kind].get(rec.group)
+            if best is None or (rec.incomplete, -rec.priority) < (best.incomplete, -best.priority):
+                parts[rec.kind][rec.group] = rec
+        out = []
+        for kind in ("stratagem", "enhancement"):
+            recs = sorted(parts[kind].values(), key=lambda r: r.name)
+            out.append([Hit(r.id, r.kind, r.name, r.edition, r.source, 0.0, r.faction) for r in recs])
+        return out[0], out[1]
+
     def count(self) -> int:
         return self.store.count()
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import discord
 
-from bot.catalog.model import Entry, Hit
+from bot.catalog.model import Entry, Hit, is_detachment_entry
 from bot.catalog.things import faction_key
 from bot.render.common import (
     COLOUR_ERROR,
@@ -32,7 +32,7 @@ def hit_label(hit: Hit, *, limit: int = 100) -> str:
     """One line for autocomplete and pickers: name, edition, what it is, faction(s) and detachment(s),
     so the distinct things of one name can be told apart ("Armour of Contempt · 11e · Stratagem ·
     Adeptus Astartes +5 · 24 detachments")."""
-    what = KIND_LABELS.get(hit.kind, hit.kind)
+    what = "Detachment" if is_detachment_entry(hit.id) else KIND_LABELS.get(hit.kind, hit.kind)
     group = where_label(hit) or (_stratagem_group(hit.id) if hit.kind == "stratagem" else None)
     extra = f" · {group}" if group else ""
     return truncate(f"{hit.name} · {hit.edition} · {what}{extra}", limit)
@@ -124,6 +124,10 @@ def body_text(entry: Entry) -> str:
         what = "Errata" if data.get("faq_kind") == "errata" else "FAQ"
         parts.append(f"**{what}** · {data.get('publication') or '?'}" + (f" · {data['date']}" if data.get("date")
                                                                          else ""))
+    elif data.get("role") == "detachment":
+        parts.append("**Detachment**" + (f" · {entry.faction}" if entry.faction else "")
+                     + (f" · {data['detachment_points']} detachment points" if data.get("detachment_points")
+                        else ""))
     elif entry.kind == "detachment" and data.get("detachment"):
         parts.append(f"**{data['detachment']}** detachment rule")
     parts.append(entry.text)
@@ -152,7 +156,7 @@ def entry_embed(entry: Entry, *, page: int = 0, complete: Entry | None = None) -
     pages = paginate(body_text(entry))
     page = max(0, min(page, len(pages) - 1))
     embed = discord.Embed(title=_title(entry), description=pages[page], colour=COLOUR_RULES)
-    label = KIND_LABELS.get(entry.kind, entry.kind)
+    label = "Detachment" if data_role(entry) == "detachment" else KIND_LABELS.get(entry.kind, entry.kind)
     embed.set_author(name=truncate(f"{label} · {edition_label(entry.edition)}"
                                    + (f" · {entry.faction}" if entry.faction else ""), 256))
     if complete is not None and page == len(pages) - 1:
@@ -163,6 +167,20 @@ def entry_embed(entry: Entry, *, page: int = 0, complete: Entry | None = None) -
         add_sources(embed, entry)
     embed.set_footer(text=_footer(entry, page, len(pages)))
     return embed
+
+
+def data_role(entry: Entry) -> str | None:
+    return entry.data.get("role") if isinstance(entry.data, dict) else None
+
+
+def parts_fields(stratagems: list[Hit], enhancements: list[Hit]) -> list[tuple[str, str]]:
+    """A detachment's "Stratagems (n)" and "Enhancements (n)" fields: names (buttons open them)."""
+    fields = []
+    for title, hits in (("Stratagems", stratagems), ("Enhancements", enhancements)):
+        if hits:
+            fields.append((f"{title} ({len(hits)})", truncate(", ".join(escape(h.name) for h in hits),
+                                                              EMBED_FIELD_VALUE_MAX)))
+    return fields
 
 
 def errata_field(errata: list[Entry]) -> tuple[str, str] | None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.catalog.keywords import _parse_sequence
-from bot.catalog.model import CatalogImportError
+from bot.catalog.model import DETACHMENT_SCOPE, CatalogImportError, Entry, make_id, slug
+from bot.catalog.normalize import normalize
 
 # Documented in docs/rules-notes.md: files larger than this are refused before they are read.
 MAX_CSV_BYTES = 64 * 1024 * 1024
@@ -65,3 +66,46 @@ def sheet_text(sheet: dict, *, composition: bool = False) -> str:
     if sheet["keywords"]:
         parts.append("Keywords: " + ", ".join(sheet["keywords"]))
     return "\n".join(parts)
+
+
+def detachment_entries(entries: list[Entry], scope: str, source: str | None = None, *,
+                       ids: dict[str, str] | None = None) -> list[Entry]:
+    """One `detachment` entry named after each detachment the batch mentions, with its rules.
+
+    A source prints a detachment as its rule ("Get Stuck In", data.detachment "War Horde"), its stratagems
+    and its enhancements; this adds "War Horde" itself, so the detachment is found under its own name.
+    Its stratagems and enhancements are listed in `data` by name (the answer finds them in every source).
+    A detachment named only by stratagems/enhancements has no rule text here: `incomplete: "text"`.
+    `ids` maps a normalised detachment name to the source's id (game-datacards, for errata links).
+    Without `source`, each detachment names the source of the first entry that mentions it.
+    """
+    groups: dict[tuple, dict] = {}
+    for e in entries:
+        det = e.data.get("detachment") if e.kind in ("detachment", "stratagem", "enhancement") else None
+        if not isinstance(det, str) or not det.strip() or e.data.get("role") == "detachment":
+            continue
+        group = groups.setdefault((e.edition, e.faction, normalize(det)),
+                                  {"name": det.strip(), "rules": [], "stratagems": [], "enhancements": [],
+                                   "source": source or e.source, "provenance": e.data.get("provenance")})
+        if e.kind == "detachment":
+            rule = {"name": e.name, "text": str(e.data.get("rule") or e.text).strip()}
+            if rule not in group["rules"]:
+                group["rules"].append(rule)
+        elif e.name not in group[f"{e.kind}s"]:
+            group[f"{e.kind}s"].append(e.name)
+    out = []
+    for (edition, faction, norm), g in groups.items():
+        data = {"detachment": g["name"], "role": "detachment", "rules": g["rules"],
+                "stratagems": g["stratagems"], "enhancements": g["enhancements"]}
+        if g["provenance"]:
+            data["provenance"] = g["provenance"]
+        if ids and ids.get(norm):
+            data["gdc_id"] = ids[norm]
+        if g["rules"]:
+            text = "\n\n".join(f"**{r['name']}** (detachment rule)\n{r['text']}" for r in g["rules"])
+        else:
+            text = "*This source names the detachment (its stratagems or enhancements) but prints no rule for it.*"
+            data["incomplete"] = "text"
+        eid = make_id(edition, "detachment", f"{scope}.{slug(faction or 'any')}.{DETACHMENT_SCOPE}", g["name"])
+        out.append(Entry(eid, "detachment", g["name"], edition, faction, g["source"], text, data))
+    return out

@@ -16,6 +16,7 @@ from typing import Any
 
 from bot.catalog.importers.common import (
     MAX_JSON_BYTES,
+    detachment_entries,
     line_of,
     printed_keyword,
     read_text,
@@ -24,6 +25,7 @@ from bot.catalog.importers.common import (
 )
 from bot.catalog.markdown import html_to_markdown
 from bot.catalog.model import FAQ_TARGET_KINDS, CatalogImportError, Entry, make_id, slug
+from bot.catalog.normalize import normalize
 
 Batches = dict[str, tuple[str, str | None, list[Entry]]]
 log = logging.getLogger(__name__)
@@ -366,6 +368,10 @@ def _faction(doc: dict, path: Path, text: str) -> tuple[list[Entry], str]:
         add(Entry(make_id(edition, "weapon", scope, base), "weapon", base, edition, faction, source,
                   "\n".join(weapon_line(p) for p in profiles),
                   {"profiles": profiles, "datasheets": sorted(set(weapon_users[base]))}))
+    det_ids = {normalize(_en(d.get("name"))): str(d.get("id") or "") for d in doc.get("detachments") or []
+               if isinstance(d, dict)}
+    for entry in detachment_entries(list(entries.values()), "gdc", source, ids=det_ids):
+        add(entry)
     return list(entries.values()), faction
 
 

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.catalog.importers.common import sheet_text, weapon_line
+from bot.catalog.importers.common import detachment_entries, sheet_text, weapon_line
 from bot.catalog.keywords import split_name_keywords
 from bot.catalog.model import CatalogImportError, Entry, make_id, slug
 from bot.catalog.normalize import normalize
@@ -833,4 +833,6 @@ def load_seed_dir(folder: Path) -> tuple[list[Entry], dict[str, str], list[Path]
         aliases.update(page.aliases)
         for entry in page.entries:
             entries[entry.id] = _merge(entries[entry.id], entry) if entry.id in entries else entry
+    for entry in detachment_entries(list(entries.values()), "seed"):
+        entries[entry.id] = entry
     return list(entries.values()), aliases, paths

@@ -13,7 +13,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from bot.catalog.importers.common import MAX_CSV_BYTES, printed_keyword, read_text, sheet_text, weapon_line
+from bot.catalog.importers.common import (
+    MAX_CSV_BYTES,
+    detachment_entries,
+    printed_keyword,
+    read_text,
+    sheet_text,
+    weapon_line,
+)
 from bot.catalog.importers.seeds import title_case
 from bot.catalog.markdown import html_to_markdown
 from bot.catalog.model import CatalogImportError, Entry, make_id, slug
@@ -106,6 +113,7 @@ def load_folder(folder: Path) -> Batches:
     updated = (tables.get("Last_update.csv") or [{}])[0].get("last_update", "")[:10]
     source = f"Wahapedia export {updated}".strip()
     entries = _entries(tables, edition, source, folder)
+    entries += detachment_entries(entries, "wahapedia", source)
     if updated:
         for entry in entries:
             entry.data.setdefault("source_date", updated)

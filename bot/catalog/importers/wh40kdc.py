@@ -13,7 +13,7 @@ from typing import Any
 
 from bot.catalog.importers.common import sheet_text, weapon_line
 from bot.catalog.importers.seeds import title_case
-from bot.catalog.model import CatalogImportError, Entry, make_id, slug
+from bot.catalog.model import DETACHMENT_SCOPE, CatalogImportError, Entry, make_id, slug
 
 DATASET = "wh40kdc"
 _EDITIONS = {"11th": "11e", "10th": "10e"}
@@ -245,6 +245,7 @@ def load(overrides_path: Path) -> tuple[list[Entry], str]:
         lines.append("*wh40kdc carries this stratagem's metadata only, not its rules text.*")
         entries[eid] = Entry(eid, "stratagem", name, _edition(s), None if core else
                              faction_names.get(faction_id or "", faction_id), source, "\n".join(lines), data)
+    entries.update(_detachments(ds, abilities, faction_names, source))
     for eid, entry in entries.items():
         entry.data.setdefault("provenance", {"package": source, "id": eid.rsplit(":", 1)[-1]})
     return list(entries.values()), source
@@ -252,6 +253,68 @@ def load(overrides_path: Path) -> tuple[list[Entry], str]:
 
 
 
+
+
+def _summary(ability: dict | None) -> str:
+    """A rule's wh40kdc summary: the community notes, else wh40kdc's own reading of its structured effect."""
+    import wh40kdc
+
+    if not ability:
+        return ""
+    notes = _notes(ability)
+    if notes:
+        return notes
+    try:
+        return str(wh40kdc.describe_ability(ability) or "").strip()
+    except Exception:  # a record the describer does not know: the entry keeps its name and metadata
+        return ""
+
+
+def _detachments(ds: Any, abilities: dict[tuple[str, str], dict], faction_names: dict[str, str],
+                 source: str) -> dict[str, Entry]:
+    """wh40kdc's detachments and enhancements as *metadata* entries: names, costs, which detachment holds
+    which stratagems and enhancements, and a summary of each rule (no rules text: the package has none)."""
+    raw = lambda x: x.raw if hasattr(x, "raw") else x  # noqa: E731 - records are dicts or wrappers of one
+    out: dict[str, Entry] = {}
+    stratagem_names = {raw(s)["id"]: title_case(raw(s)["name"]) for s in ds.stratagems}
+    enhancements = {raw(e)["id"]: raw(e) for e in ds.enhancements}
+    detachment_of: dict[str, dict] = {}
+    for d in map(raw, ds.detachments):
+        faction = faction_names.get(d.get("faction_id", ""), d.get("faction_id"))
+        edition = _edition(d)
+        rules = []
+        for rid in d.get("detachment_rule_ids") or ([d["detachment_rule_id"]] if d.get("detachment_rule_id") else []):
+            ability = abilities.get((d.get("faction_id", ""), rid)) or abilities.get(("", rid))
+            if ability:
+                rules.append({"name": ability["name"], "text": _summary(ability)})
+        enh_names = [enhancements[e]["name"] for e in d.get("enhancement_ids") or [] if e in enhancements]
+        data = {"detachment": d["name"], "role": "detachment", "rules": rules,
+                "stratagems": [stratagem_names[s] for s in d.get("stratagem_ids") or [] if s in stratagem_names],
+                "enhancements": enh_names, "detachment_points": d.get("detachment_points"),
+                "metadata_only": True, "wh40kdc_id": d["id"],
+                "external_refs": d.get("external_refs") or []}
+        text = "\n\n".join(f"**{r['name']}** (detachment rule)" + (f"\n*wh40kdc summary:* {r['text']}" if r["text"]
+                                                                    else "") for r in rules)
+        text += "\n\n*wh40kdc carries this detachment's metadata only, not its rules text.*"
+        eid = make_id(edition, "detachment", f"wh40kdc.{slug(faction or 'any')}.{DETACHMENT_SCOPE}", d["id"])
+        out[eid] = Entry(eid, "detachment", d["name"], edition, faction, source, text.strip(), data)
+        for e in d.get("enhancement_ids") or []:
+            detachment_of.setdefault(e, d)
+    for e in enhancements.values():
+        d = detachment_of.get(e["id"]) or {}
+        det_name = d.get("name") or e.get("detachment_id")
+        faction = faction_names.get(d.get("faction_id", ""), d.get("faction_id"))
+        ability = abilities.get((d.get("faction_id", ""), e.get("ability_id", ""))) or abilities.get(
+            ("", e.get("ability_id", "")))
+        summary = _summary(ability)
+        text = (f"*wh40kdc summary:* {summary}\n\n" if summary else "") + \
+            "*wh40kdc carries this enhancement's metadata only, not its rules text.*"
+        eid = make_id(_edition(e), "enhancement", f"wh40kdc.{slug(det_name or 'any')}", e["id"])
+        out[eid] = Entry(eid, "enhancement", e["name"], _edition(e), faction, source, text,
+                         {"cost": e.get("cost"), "detachment": det_name, "metadata_only": True,
+                          "keywords": e.get("keyword_restrictions") or [], "wh40kdc_id": e["id"],
+                          "external_refs": e.get("external_refs") or []})
+    return out
 
 
 def _notes(ability: dict) -> str:
