@@ -135,6 +135,7 @@ class CogitatorBot(commands.AutoShardedBot):
         self.services = services or Services(settings)
         self.sync_on_start = sync_on_start
         self.web: WebServer | None = None
+        self.data_refresh_task: asyncio.Task | None = None  # COGITATOR_DATA_REFRESH; kept so it is not collected
 
     async def setup_hook(self) -> None:
         for name in cog_modules():
@@ -143,6 +144,13 @@ class CogitatorBot(commands.AutoShardedBot):
         await self.start_web()
         if self.sync_on_start:
             await self.sync_commands()
+        if self.settings.data_refresh:
+            from bot.catalog import update
+
+            # named as a background task: close() cancels it with the others
+            self.data_refresh_task = asyncio.create_task(
+                update.refresh_forever(self.services.catalog, self.settings), name=f"{BACKGROUND_TASK_PREFIX}data-refresh")
+            log.info("data refresh scheduled", extra={"every_seconds": self.settings.data_refresh})
 
     async def sync_commands(self) -> None:
         """Publish the commands: globally, or to one guild for instant updates while developing."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,9 @@ class Settings:
     web_port: int | None = None  # the live board's port; None: the web server is off
     web_bind: str = "127.0.0.1"
     web_public_url: str | None = None  # how viewers reach it (a reverse proxy's https URL), for the links
+    gdc_url: str = "https://raw.githubusercontent.com/game-datacards/datasources/main/11th/gdc/"
+    wahapedia_url: str = "https://wahapedia.ru/wh40k10ed/"
+    data_refresh: float | None = None  # seconds between scheduled `data update`s in the running bot; None: off
 
     def __repr__(self) -> str:  # never show the token, even in a debugger or a log line
         token = "set" if self.token else "unset"
@@ -113,6 +117,33 @@ def _public_url(env: Mapping[str, str]) -> str | None:
     return raw.rstrip("/")
 
 
+def _url(env: Mapping[str, str], name: str, default: str) -> str:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    if not re.fullmatch(r"https?://[^\s/$.?#][^\s]*", raw) or len(raw) > 500:
+        raise ConfigError(f"{name} must be an http(s) URL of a folder, got {raw[:60]!r}")
+    return raw if raw.endswith("/") else raw + "/"
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+MIN_REFRESH = 600  # seconds; a shorter schedule would hammer the public sources
+
+
+def _interval(env: Mapping[str, str], name: str) -> float | None:
+    """"off" (default), or a period like "24h", "30m", "7d"; at least ten minutes."""
+    raw = env.get(name, "").strip().lower()
+    if raw in ("", "0", "off", "false", "no"):
+        return None
+    m = re.fullmatch(r"(\d{1,6})\s*([smhd]?)", raw)
+    if not m:
+        raise ConfigError(f"{name} must be off or a period such as 24h, 30m or 7d, got {raw[:40]!r}")
+    seconds = int(m.group(1)) * _UNITS[m.group(2) or "s"]
+    if seconds < MIN_REFRESH:
+        raise ConfigError(f"{name} must be at least 10m, got {raw[:40]!r}")
+    return float(seconds)
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """Read and validate every setting; raise ConfigError with one clear sentence on the first bad one."""
     env = os.environ if env is None else env
@@ -135,6 +166,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         web_port=_port(env),
         web_bind=_bind(env),
         web_public_url=_public_url(env),
+        gdc_url=_url(env, "COGITATOR_GDC_URL", Settings.gdc_url),
+        wahapedia_url=_url(env, "COGITATOR_WAHAPEDIA_URL", Settings.wahapedia_url),
+        data_refresh=_interval(env, "COGITATOR_DATA_REFRESH"),
     )
 
 

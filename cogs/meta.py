@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from importlib import metadata
 
 import discord
@@ -16,7 +17,8 @@ DATA_SOURCES = (
     ("40kdc-data", "11th-edition datasheets and weapons for about 1,100 units (wh40kdc, MIT). "
      "Powered by [40kdc-data](https://40kdc.alpacasoft.dev)", None),
     ("Wahapedia", "10th-edition CSV export, when imported by the server operator", "https://wahapedia.ru"),
-    ("game-datacards", "11th-edition faction JSON and the numbered core rules, when imported",
+    ("game-datacards", "11th-edition faction JSON, core rules, FAQ/errata and keyword glossary, when imported "
+     "(`python -m bot data update`)",
      "https://game-datacards.eu"),
 )
 EDITIONS = "10th edition and 11th edition (current)"
@@ -85,6 +87,10 @@ class Meta(commands.Cog):
         for name, text, link in DATA_SOURCES:
             value = f"{text}\n<{link}>" if link else text
             embed.add_field(name=name, value=truncate(value, 1024), inline=False)
+        loaded = await asyncio.to_thread(self.bot.services.catalog.loaded_sources)  # type: ignore[attr-defined]
+        if loaded:
+            embed.add_field(name="Loaded now", value=truncate("\n".join(f"**{n}**: {d}" for n, d in loaded), 1024),
+                            inline=False)
         embed.set_footer(text="Unofficial fan tool; Warhammer 40,000 is a trademark of Games Workshop.")
         await interaction.response.send_message(embed=embed, allowed_mentions=NO_MENTIONS)
 

@@ -6,6 +6,7 @@
     python -m bot import gdc PATH            a game-datacards faction file, core_rules.json, or a folder
     python -m bot catalog build [--force]    (re)build the base catalog from data/
     python -m bot catalog info               what the catalog holds
+    python -m bot data update [--source gdc|wahapedia|all] [--check]   fetch the public data, import it
 """
 
 from __future__ import annotations
@@ -47,6 +48,17 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     build.set_defaults(func=cmd_build)
     info = cat_sub.add_parser("info", help="datasets and entry counts")
     info.set_defaults(func=cmd_info)
+
+    data = subparsers.add_parser("data", help="download the public data (game-datacards, Wahapedia)")
+    data_sub = data.add_subparsers(dest="data_command", required=True)
+    update = data_sub.add_parser("update", help="download what changed upstream and import it")
+    update.add_argument("--source", choices=("gdc", "wahapedia", "all"), default="all",
+                        help="which source (default: all)")
+    update.add_argument("--check", action="store_true", help="only report which files are newer upstream")
+    update.add_argument("--json", action="store_true", help="print one JSON line per source")
+    update.set_defaults(func=cmd_data_update)
+    update.epilog = ("Base URLs: COGITATOR_GDC_URL and COGITATOR_WAHAPEDIA_URL. Files go to "
+                     "COGITATOR_DATA/downloads/<source>/; a failed source keeps its previous files and data.")
 
 
 def _fail(message: str, field: str | None, as_json: bool) -> int:
@@ -144,3 +156,54 @@ def cmd_info(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         catalog.close()
     return 0
+
+
+def cmd_data_update(args: argparse.Namespace, settings: Settings) -> int:
+    """Download (or with --check only compare) each source; import the sources whose files changed."""
+    import asyncio
+
+    from bot.catalog import update
+
+    sources = update.SOURCES if args.source == "all" else (args.source,)
+    urls = {"gdc": settings.gdc_url, "wahapedia": settings.wahapedia_url}
+    progress = sys.stderr.isatty() and not args.json
+    failed = False
+    catalog = None
+    try:
+        for source in sources:
+            if args.check:
+                report = asyncio.run(update.check_source(source, urls[source], settings.data_dir))
+            else:
+                report = asyncio.run(update.download_source(source, urls[source], settings.data_dir,
+                                                            progress=progress))
+                if report.error is None and (report.new or not update.is_imported(settings.data_dir, source)):
+                    catalog = catalog or _open(settings)
+                    try:
+                        report.imported = update.import_source(catalog, source, settings.data_dir)
+                    except CatalogImportError as error:
+                        report.error = f"import failed, catalog unchanged: {error}"
+            failed = failed or report.error is not None
+            _print_report(report, args)
+    finally:
+        if catalog is not None:
+            catalog.close()
+    return 2 if failed else 0
+
+
+def _print_report(report, args: argparse.Namespace) -> None:  # noqa: ANN001 - update.SourceReport
+    if args.json:
+        print(json.dumps({**report.to_json(), "check": bool(args.check)}, ensure_ascii=False), flush=True)
+        return
+    if report.error is not None:
+        print(f"cogitator: {report.source}: {report.error}; previous files and data kept", file=sys.stderr)
+        return
+    if args.check:
+        newer = ", ".join(report.new[:10]) + (" …" if len(report.new) > 10 else "")
+        print(f"{report.source}: {len(report.new)} newer upstream" + (f" ({newer})" if report.new else "")
+              + f", {len(report.unchanged)} unchanged")
+        return
+    line = f"{report.source}: {len(report.new)} files updated ({report.bytes:,} bytes), " \
+           f"{len(report.unchanged)} unchanged in {report.seconds:.1f}s"
+    if report.imported:
+        line += "; imported " + ", ".join(f"{name} {count}" for name, count in report.imported.items())
+    print(line, flush=True)

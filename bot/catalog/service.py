@@ -220,13 +220,36 @@ class Catalog:
             out.append([Hit(r.id, r.kind, r.name, r.edition, r.source, 0.0, r.faction) for r in recs])
         return out[0], out[1]
 
+    def loaded_sources(self) -> list[tuple[str, str]]:
+        """(source, what is loaded) for /about: each source family with its version or data date(s),
+        its dataset and entry counts (e.g. "game-datacards": "32 files, data of 2026-07-23 · 4,120 entries")."""
+        import re
+
+        families: dict[str, list[dict]] = {}
+        for ds in self.datasets():
+            families.setdefault(ds["name"].split(":", 1)[0], []).append(ds)
+        names = {"seeds": "Seed pages", "wh40kdc": "wh40kdc", "wahapedia": "Wahapedia", "gdc": "game-datacards"}
+        out = []
+        for family, sets in families.items():
+            entries = sum(int(d["entries"]) for d in sets)
+            dates = sorted({m.group(0) for d in sets if (m := re.search(r"\d{4}-\d{2}-\d{2}", d["source"] or ""))})
+            version = next((m.group(1) for d in sets if (m := re.search(r"\b(\d+\.\d+\.\d+)\b", d["source"] or ""))),
+                           None)
+            parts = [f"{len(sets)} files" if len(sets) > 1 else None,
+                     f"version {version}" if version else None,
+                     ("data of " + (dates[-1] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}")) if dates else None,
+                     f"imported {max(str(d['imported_at'])[:10] for d in sets)}", f"{entries:,} entries"]
+            out.append((names.get(family, family), " · ".join(p for p in parts if p)))
+        return out
+
     def count(self) -> int:
         return self.store.count()
 
     def datasets(self) -> list[dict]:
         return self.store.datasets()
 
-    def import_dataset(self, fmt: str, path: Path, skipped: list[str] | None = None) -> dict[str, int]:
+    def import_dataset(self, fmt: str, path: Path, skipped: list[str] | None = None, *,
+                       separate_connection: bool = False) -> dict[str, int]:
         """Import a Wahapedia folder or a game-datacards file/folder; all-or-nothing. Returns counts;
         files of a folder that were skipped as unknown are appended to `skipped`."""
         from bot.catalog.importers import gdc_json, wahapedia_csv
@@ -238,7 +261,16 @@ class Catalog:
             batches = gdc_json.load_path(path, skipped)
         else:
             raise ValueError(f"unknown import format {fmt!r}")
-        self.store.replace_datasets(batches)
+        if separate_connection:
+            # a background refresh: write on a connection of its own, so readers on self.store (WAL) are
+            # never held behind the import's lock; the index swaps in one step afterwards
+            writer = CatalogStore(self.store.path)
+            try:
+                writer.replace_datasets(batches)
+            finally:
+                writer.close()
+        else:
+            self.store.replace_datasets(batches)
         self.reload()
         return {name: len(entries) for name, (_s, _p, entries) in batches.items()}
 

@@ -151,3 +151,12 @@ def test_a_lone_unknown_file_is_refused(tmp_path: Path) -> None:
 @given(st.text(min_size=0, max_size=400))
 def test_faq_names_are_bounded(question: str) -> None:
     assert len(gdc_json._short(question)) <= gdc_json.FAQ_NAME_CHARS + 1
+
+
+async def test_about_credits_every_loaded_source_with_version_or_date(gdc_console: ConsoleSession) -> None:
+    (reply,) = await gdc_console.send("/about")
+    loaded = next(f["value"] for f in reply.embeds[0]["fields"] if f["name"] == "Loaded now")
+    lines = dict(line.split(": ", 1) for line in loaded.splitlines())
+    assert "version 1.4.5" in lines["**wh40kdc**"]
+    assert "4 files" in lines["**game-datacards**"] and "data of 2026-07-23" in lines["**game-datacards**"]
+    assert "entries" in lines["**Seed pages**"]

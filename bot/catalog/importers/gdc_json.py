@@ -56,7 +56,8 @@ def load_path(path: Path, skipped: list[str] | None = None) -> Batches:
     `skipped` ("readme.json: <reason>") so the CLI can show the operator.
     """
     path = Path(path)
-    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+    # dot files are bookkeeping (the download folder's .meta.json), not data
+    files = sorted(p for p in path.glob("*.json") if not p.name.startswith(".")) if path.is_dir() else [path]
     if not files:
         raise CatalogImportError(str(path), None, "no .json files here")
     batches: Batches = {}
@@ -90,14 +91,18 @@ def load_file(path: Path) -> tuple[str, tuple[str, str | None, list[Entry]]]:
             entry.data.setdefault("provenance", {"file": path.name})
             if isinstance(doc.get("updated"), str):
                 entry.data.setdefault("source_date", doc["updated"][:10])
-        return "gdc:core-rules", ("game-datacards core rules", str(path), entries)
+        updated = f" ({doc['updated'][:10]})" if isinstance(doc.get("updated"), str) else ""
+        return "gdc:core-rules", (f"game-datacards core rules{updated}", str(path), entries)
     if "datasheets" in doc or "stratagems" in doc:
         entries, faction = _faction(doc, path, text)
-        return f"gdc:{slug(faction)}", (f"game-datacards {faction}", str(path), entries)
+        updated = f" ({doc['updated'][:10]})" if isinstance(doc.get("updated"), str) else ""
+        return f"gdc:{slug(faction)}", (f"game-datacards {faction}{updated}", str(path), entries)
     if isinstance(doc.get("faqs"), list):
-        return "gdc:faqs", ("game-datacards FAQ and errata", str(path), _faqs(doc, path, text))
+        updated = f" ({doc['updated'][:10]})" if isinstance(doc.get("updated"), str) else ""
+        return "gdc:faqs", (f"game-datacards FAQ and errata{updated}", str(path), _faqs(doc, path, text))
     if isinstance(doc.get("keywords"), list) and doc.get("cardType") == "keywords":
-        return "gdc:keywords", ("game-datacards keyword glossary", str(path), _keywords(doc, path, text))
+        updated = f" ({doc['updated'][:10]})" if isinstance(doc.get("updated"), str) else ""
+        return "gdc:keywords", (f"game-datacards keyword glossary{updated}", str(path), _keywords(doc, path, text))
     raise UnknownFileError(str(path), 1, "not a game-datacards core rules, faction, faqs or keywords file")
 
 

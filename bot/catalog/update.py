@@ -1,0 +1,303 @@
+"""`python -m bot data update`: fetch the current public data and import what changed.
+
+Sources (base URLs are settings, see docs/operations.md):
+- gdc: the game-datacards 11th-edition datasources (`<base>/<faction>.json`, `core/core_rules.json`,
+  `faqs.json`, `keywords.json`), imported as game-datacards datasets;
+- wahapedia: the Wahapedia 10th-edition CSV export (`<base>/Factions.csv`, ...).
+
+Files land in `COGITATOR_DATA/downloads/<source>/` with a `.meta.json` of validators (ETag, Last-Modified),
+sizes and dates. A source is all-or-nothing: every changed file is downloaded to `<name>.part` and checked;
+only when all passed are they swapped in (`os.replace`, atomic per file) and the source re-imported. On any
+failure the `.part` files are deleted and the previous files and catalog stay as they were.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import aiohttp
+
+from bot.catalog.download import USER_AGENT, DownloadError, Fetched, check_csv, check_json, fetch
+from bot.catalog.importers.common import MAX_CSV_BYTES, MAX_JSON_BYTES
+from bot.catalog.importers.wahapedia_csv import OPTIONAL, REQUIRED
+
+log = logging.getLogger("cogitator.data")
+
+# game-datacards publishes no index of its 11th-edition faction files: these are the files of
+# 11th/gdc/ in the datasources repository (main, July 2026). A faction added upstream needs a new line here.
+GDC_FACTIONS = (
+    "adeptasororitas", "adeptuscustodes", "adeptusmechanicus", "aeldari", "agents", "astramilitarum",
+    "blacktemplar", "bloodangels", "chaos_spacemarines", "chaosdaemons", "chaosknights", "darkangels",
+    "deathguard", "deathwatch", "drukhari", "emperors_children", "greyknights", "gsc", "imperialknights",
+    "necrons", "orks", "space_marines", "spacewolves", "tau", "thousandsons", "titan", "tyranids", "votann",
+    "worldeaters",
+)
+GDC_FILES = tuple(f"{f}.json" for f in GDC_FACTIONS) + ("core/core_rules.json", "faqs.json", "keywords.json")
+WAHAPEDIA_FILES = (
+    "Factions.csv", "Source.csv", "Datasheets.csv", "Datasheets_abilities.csv", "Datasheets_keywords.csv",
+    "Datasheets_models.csv", "Datasheets_options.csv", "Datasheets_wargear.csv", "Datasheets_unit_composition.csv",
+    "Datasheets_models_cost.csv", "Datasheets_stratagems.csv", "Datasheets_enhancements.csv",
+    "Datasheets_detachment_abilities.csv", "Datasheets_leader.csv", "Stratagems.csv", "Abilities.csv",
+    "Enhancements.csv", "Detachment_abilities.csv", "Detachments.csv", "Last_update.csv",
+)
+SOURCES = ("gdc", "wahapedia")
+FILE_TIMEOUT = 120.0  # seconds for one whole file (connect, headers and body)
+PARALLEL = 4  # files fetched at once per source
+META = ".meta.json"
+
+
+@dataclass
+class SourceReport:
+    """What one source did: files new/unchanged, the failure that stopped it, what was imported."""
+
+    source: str
+    new: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    error: str | None = None
+    imported: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    bytes: int = 0
+
+    def to_json(self) -> dict:
+        return {"source": self.source, "new": self.new, "unchanged": len(self.unchanged), "error": self.error,
+                "imported": self.imported, "seconds": round(self.seconds, 2), "bytes": self.bytes}
+
+
+def files_for(source: str) -> tuple[str, ...]:
+    return GDC_FILES if source == "gdc" else WAHAPEDIA_FILES
+
+
+def _check_for(source: str, name: str) -> tuple[int, Callable[[bytes], None]]:
+    if source == "gdc":
+        return MAX_JSON_BYTES, check_json(name)
+    columns = (REQUIRED.get(name) or OPTIONAL.get(name) or ())
+    return MAX_CSV_BYTES, check_csv(name, columns)
+
+
+def folder_for(data_dir: Path, source: str) -> Path:
+    return Path(data_dir) / "downloads" / source
+
+
+def _local_name(name: str) -> str:
+    """`core/core_rules.json` is kept flat (`core_rules.json`), as the gdc importer reads one folder."""
+    return name.rsplit("/", 1)[-1]
+
+
+def read_meta(folder: Path) -> dict:
+    try:
+        meta = json.loads((folder / META).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def _write_meta(folder: Path, meta: dict) -> None:
+    tmp = folder / (META + ".part")
+    tmp.write_text(json.dumps(meta, indent=1, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, folder / META)
+
+
+class _Progress:
+    """A tqdm bar on a terminal (bytes), nothing otherwise (the bot, tests, pipes)."""
+
+    def __init__(self, source: str, total_files: int, enabled: bool) -> None:
+        self.bar = None
+        if enabled:
+            from tqdm import tqdm
+
+            self.bar = tqdm(desc=f"{source}", unit="B", unit_scale=True, unit_divisor=1024, leave=True,
+                            file=sys.stderr, postfix={"files": f"0/{total_files}"})
+        self.total = total_files
+        self.done = 0
+
+    def add(self, n: int) -> None:
+        if self.bar is not None:
+            self.bar.update(n)
+
+    def file_done(self) -> None:
+        self.done += 1
+        if self.bar is not None:
+            self.bar.set_postfix(files=f"{self.done}/{self.total}")
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+async def download_source(source: str, base_url: str, data_dir: Path, *, files: tuple[str, ...] | None = None,
+                          timeout: float = FILE_TIMEOUT, progress: bool = False) -> SourceReport:
+    """Fetch every file of `source`; swap the changed ones in only when all succeeded."""
+    started = time.perf_counter()
+    report = SourceReport(source)
+    folder = folder_for(data_dir, source)
+    folder.mkdir(parents=True, exist_ok=True)
+    meta = read_meta(folder)
+    names = files or files_for(source)
+    base = base_url if base_url.endswith("/") else base_url + "/"
+    bar = _Progress(source, len(names), progress)
+    limit = asyncio.Semaphore(PARALLEL)
+    results: list[Fetched] = []
+
+    async def one(session: aiohttp.ClientSession, name: str) -> Fetched:
+        max_bytes, check = _check_for(source, _local_name(name))
+        async with limit:
+            got = await fetch(session, base + name, name, folder / _local_name(name),
+                              meta.get("files", {}).get(name, {}), max_bytes=max_bytes, timeout=timeout,
+                              check=check, progress=bar.add)
+        bar.file_done()
+        return got
+
+    try:
+        async with aiohttp.ClientSession(headers={"User-Agent": USER_AGENT}) as session:
+            tasks = [asyncio.ensure_future(one(session, n)) for n in names]
+            try:
+                results = list(await asyncio.gather(*tasks))
+            except BaseException:
+                for t in tasks:
+                    t.cancel()
+                done = await asyncio.gather(*tasks, return_exceptions=True)
+                for got in done:
+                    if isinstance(got, Fetched) and got.part is not None:
+                        got.part.unlink(missing_ok=True)
+                raise
+    except DownloadError as exc:
+        report.error = str(exc)
+    finally:
+        bar.close()
+        for leftover in folder.glob("*.part"):
+            if report.error is not None:
+                leftover.unlink(missing_ok=True)
+    if report.error is None:
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        files_meta = meta.setdefault("files", {})
+        for got in results:
+            if got.status == "new" and got.part is not None:
+                os.replace(got.part, folder / _local_name(got.name))
+                report.new.append(got.name)
+                report.bytes += got.size
+                files_meta[got.name] = {"etag": got.etag, "last_modified": got.last_modified, "size": got.size,
+                                        "fetched_at": now}
+            else:
+                report.unchanged.append(got.name)
+                files_meta.setdefault(got.name, {}).update(
+                    {k: v for k, v in (("etag", got.etag), ("last_modified", got.last_modified)) if v})
+        if report.new or not (folder / META).exists():
+            meta["updated_at"] = now
+            meta["base_url"] = base
+            _write_meta(folder, meta)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+async def check_source(source: str, base_url: str, data_dir: Path, *, files: tuple[str, ...] | None = None,
+                       timeout: float = FILE_TIMEOUT) -> SourceReport:
+    """`--check`: which files are newer upstream (HEAD with the stored validators); nothing is written."""
+    report = SourceReport(source)
+    folder = folder_for(data_dir, source)
+    meta = read_meta(folder).get("files", {})
+    base = base_url if base_url.endswith("/") else base_url + "/"
+    started = time.perf_counter()
+    async with aiohttp.ClientSession(headers={"User-Agent": USER_AGENT}) as session:
+        for name in files or files_for(source):
+            local = folder / _local_name(name)
+            headers = {}
+            known = meta.get(name, {})
+            if local.exists():
+                headers = {k: v for k, v in (("If-None-Match", known.get("etag")),
+                                             ("If-Modified-Since", known.get("last_modified"))) if v}
+            try:
+                async with asyncio.timeout(timeout):
+                    async with session.head(base + name, headers=headers, allow_redirects=True) as response:
+                        status = response.status
+                        etag, modified = response.headers.get("ETag"), response.headers.get("Last-Modified")
+            except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+                report.error = f"{name}: {type(exc).__name__} {str(exc)[:120]}".strip()
+                break
+            same = (etag == known.get("etag")) if etag else bool(modified and modified == known.get("last_modified"))
+            if status == 304 or (local.exists() and same):
+                report.unchanged.append(name)
+            elif status == 200:
+                report.new.append(name)
+            else:
+                report.error = f"{name}: HTTP {status}"
+                break
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def import_source(catalog, source: str, data_dir: Path, *,  # noqa: ANN001 - Catalog, imported lazily
+                  separate_connection: bool = False) -> dict[str, int]:
+    """Import the downloaded folder of `source` into the catalog (all-or-nothing, see Catalog.import_dataset)
+    and record it, so an unchanged refresh need not open the catalog."""
+    folder = folder_for(data_dir, source)
+    counts = catalog.import_dataset("gdc" if source == "gdc" else "wahapedia", folder,
+                                    separate_connection=separate_connection)
+    meta = read_meta(folder)
+    meta["imported_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+    meta["imported_updated_at"] = meta.get("updated_at")
+    _write_meta(folder, meta)
+    return counts
+
+
+def is_imported(data_dir: Path, source: str) -> bool:
+    """Whether the files now in the download folder were imported (the catalog file may be rebuilt from
+    data/, but imported datasets are kept across rebuilds)."""
+    meta = read_meta(folder_for(data_dir, source))
+    return bool(meta.get("imported_at")) and meta.get("imported_updated_at") == meta.get("updated_at")
+
+
+def source_dates(data_dir: Path) -> dict[str, str]:
+    """For /about: when each downloaded source was last updated (ISO date), by source name."""
+    out = {}
+    for source in SOURCES:
+        meta = read_meta(folder_for(data_dir, source))
+        if meta.get("updated_at"):
+            out[source] = str(meta["updated_at"])[:10]
+    return out
+
+
+START_DELAY = 60.0  # seconds after start-up before the bot's first scheduled refresh
+
+
+async def refresh_once(catalog, settings, sources: tuple[str, ...] = SOURCES) -> list[SourceReport]:  # noqa: ANN001
+    """One scheduled refresh in the running bot: downloads on the event loop (async, never blocking it),
+    imports in a worker thread on their own database connection, then the search index is swapped in one
+    step (Catalog.reload), so interactions keep being answered from the old data until the new is ready."""
+    from bot.catalog.model import CatalogImportError
+
+    reports = []
+    for source in sources:
+        url = settings.gdc_url if source == "gdc" else settings.wahapedia_url
+        report = await download_source(source, url, settings.data_dir)
+        if report.error is None and (report.new or not is_imported(settings.data_dir, source)):
+            try:
+                report.imported = await asyncio.to_thread(import_source, catalog, source, settings.data_dir,
+                                                          separate_connection=True)
+            except CatalogImportError as exc:
+                report.error = f"import failed, catalog unchanged: {exc}"
+        if report.error:
+            log.warning("data refresh failed; previous data kept", extra={"source": source, "error": report.error})
+        else:
+            log.info("data refresh", extra={"source": source, "new": len(report.new), "imported": report.imported})
+        reports.append(report)
+    return reports
+
+
+async def refresh_forever(catalog, settings) -> None:  # noqa: ANN001
+    """`COGITATOR_DATA_REFRESH`: refresh every `settings.data_refresh` seconds until cancelled."""
+    await asyncio.sleep(START_DELAY)
+    while True:
+        try:
+            await refresh_once(catalog, settings)
+        except Exception:  # a refresh must never take the bot down; the next one tries again
+            log.exception("data refresh crashed; previous data kept")
+        await asyncio.sleep(settings.data_refresh)
