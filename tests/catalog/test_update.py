@@ -13,9 +13,13 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
+from hypothesis import given
+from hypothesis import strategies as st
 
+from bot import config
 from bot.catalog import download, update
 from bot.catalog.service import Catalog
+from bot.errors import ConfigError
 
 from .conftest import REPO, copy_catalog
 
@@ -210,3 +214,23 @@ async def test_scheduled_refresh_imports_off_the_event_loop(upstream, base_dir: 
         assert again[0].new == [] and again[0].imported == {} and len(threads) == 1
     finally:
         catalog.close()
+
+
+@given(st.text(max_size=30))
+def test_refresh_period_setting_is_off_a_bounded_period_or_a_clear_error(raw: str) -> None:
+    try:
+        value = config._interval({"COGITATOR_DATA_REFRESH": raw}, "COGITATOR_DATA_REFRESH")
+    except ConfigError as exc:
+        assert str(exc).startswith("COGITATOR_DATA_REFRESH must be")
+    else:
+        assert value is None or value >= config.MIN_REFRESH
+
+
+@given(st.text(max_size=80))
+def test_base_url_setting_is_an_http_folder_or_a_clear_error(raw: str) -> None:
+    try:
+        value = config._url({"COGITATOR_GDC_URL": raw}, "COGITATOR_GDC_URL", "https://example.org/x/")
+    except ConfigError as exc:
+        assert str(exc).startswith("COGITATOR_GDC_URL must be an http(s) URL")
+    else:
+        assert value.startswith(("http://", "https://")) and value.endswith("/")
