@@ -17,6 +17,7 @@ import asyncio
 import json
 import logging
 import os
+import sqlite3
 import sys
 import time
 from collections.abc import Callable
@@ -249,10 +250,21 @@ def import_source(catalog, source: str, data_dir: Path, *,  # noqa: ANN001 - Cat
 
 
 def is_imported(data_dir: Path, source: str) -> bool:
-    """Whether the files now in the download folder were imported (the catalog file may be rebuilt from
-    data/, but imported datasets are kept across rebuilds)."""
+    """Whether the files now in the download folder were imported and the catalog still holds them (a
+    deleted catalog.sqlite is rebuilt from data/ without imports). Reads the catalog file directly: cheap."""
     meta = read_meta(folder_for(data_dir, source))
-    return bool(meta.get("imported_at")) and meta.get("imported_updated_at") == meta.get("updated_at")
+    if not meta.get("imported_at") or meta.get("imported_updated_at") != meta.get("updated_at"):
+        return False
+    path = Path(data_dir) / "catalog.sqlite"
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        try:
+            row = conn.execute("SELECT 1 FROM datasets WHERE name LIKE ? LIMIT 1", (f"{source}:%",)).fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
+    return row is not None
 
 
 def source_dates(data_dir: Path) -> dict[str, str]:

@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import re
+import sqlite3
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -82,9 +83,9 @@ def _state(folder: Path) -> dict[str, tuple[int, bytes]]:
     return {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in folder.iterdir() if p.is_file()}
 
 
-async def test_full_then_unchanged_refresh_rewrites_nothing(upstream, tmp_path: Path,
-                                                           writable_catalog: Catalog) -> None:
+async def test_full_then_unchanged_refresh_rewrites_nothing(upstream, writable_catalog: Catalog) -> None:
     fake, url = upstream
+    tmp_path = writable_catalog.store.path.parent  # downloads beside the catalog, as in COGITATOR_DATA
     first = await update.download_source("gdc", url, tmp_path, files=FILES)
     assert first.error is None and sorted(first.new) == sorted(FILES)
     folder = update.folder_for(tmp_path, "gdc")
@@ -99,6 +100,12 @@ async def test_full_then_unchanged_refresh_rewrites_nothing(upstream, tmp_path: 
     assert second.error is None and second.new == [] and len(second.unchanged) == 4
     assert all(tag is not None for _m, _p, tag in fake.requests)  # every request was conditional
     assert _state(folder) == before  # zero files rewritten, not even the metadata
+    assert update.is_imported(tmp_path, "gdc")
+    # a catalog that lost its imports (deleted and rebuilt from data/) is noticed: import again
+    with sqlite3.connect(writable_catalog.store.path) as conn:
+        conn.execute("DELETE FROM datasets WHERE name LIKE 'gdc:%'")
+    assert not update.is_imported(tmp_path, "gdc")
+    update.import_source(writable_catalog, "gdc", tmp_path)
     assert update.is_imported(tmp_path, "gdc")
     # upstream changes one file: only that one is fetched and swapped in
     fake.files["keywords.json"] = fake.files["keywords.json"].replace(b"Feel No Pain X+", b"Feel No Pain X+ (new)")
