@@ -27,6 +27,11 @@ from pathlib import Path
 
 import aiohttp
 
+try:
+    import fcntl
+except ImportError:  # not on Windows: there, two concurrent updates of one source are not prevented
+    fcntl = None  # type: ignore[assignment]
+
 from bot.catalog.download import USER_AGENT, DownloadError, Fetched, check_csv, check_json, fetch
 from bot.catalog.importers.common import MAX_CSV_BYTES, MAX_JSON_BYTES
 from bot.catalog.importers.wahapedia_csv import OPTIONAL, REQUIRED
@@ -141,6 +146,19 @@ async def download_source(source: str, base_url: str, data_dir: Path, *, files: 
     report = SourceReport(source)
     folder = folder_for(data_dir, source)
     folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "a") as lock:
+        if fcntl is not None:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                report.error = "another data update of this source is running (the bot's schedule or a CLI run)"
+                return report
+        return await _download_locked(source, base_url, folder, report, files, timeout, progress, started)
+
+
+async def _download_locked(source: str, base_url: str, folder: Path, report: SourceReport,
+                           files: tuple[str, ...] | None, timeout: float, progress: bool,
+                           started: float) -> SourceReport:
     meta = read_meta(folder)
     names = files or files_for(source)
     base = base_url if base_url.endswith("/") else base_url + "/"

@@ -89,7 +89,7 @@ async def test_full_then_unchanged_refresh_rewrites_nothing(upstream, writable_c
     first = await update.download_source("gdc", url, tmp_path, files=FILES)
     assert first.error is None and sorted(first.new) == sorted(FILES)
     folder = update.folder_for(tmp_path, "gdc")
-    assert sorted(p.name for p in folder.iterdir()) == [".meta.json", "core_rules.json", "faqs.json",
+    assert sorted(p.name for p in folder.iterdir()) == [".lock", ".meta.json", "core_rules.json", "faqs.json",
                                                         "keywords.json", "orks.json"]
     counts = update.import_source(writable_catalog, "gdc", tmp_path)
     assert counts["gdc:faqs"] == 10 and counts["gdc:orks"] > 0 and "gdc:core-rules" in counts
@@ -131,6 +131,20 @@ async def test_a_failing_file_keeps_every_previous_file(upstream, tmp_path: Path
     assert report.error is not None and report.error.startswith(bad) and reason in report.error
     assert report.new == [] and _state(folder) == before  # the changed orks.json was not swapped in
     assert not list(folder.glob("*.part"))
+
+
+async def test_two_updates_of_one_source_do_not_run_at_once(upstream, tmp_path: Path) -> None:
+    import fcntl
+
+    _fake, url = upstream
+    folder = update.folder_for(tmp_path, "gdc")
+    folder.mkdir(parents=True)
+    with open(folder / ".lock", "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # as the bot's scheduled refresh would hold it
+        report = await update.download_source("gdc", url, tmp_path, files=FILES)
+    assert report.error is not None and report.error.startswith("another data update of this source is running")
+    assert not (folder / "orks.json").exists()
+    assert (await update.download_source("gdc", url, tmp_path, files=FILES)).error is None
 
 
 async def test_size_limit_refuses_before_writing(upstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
