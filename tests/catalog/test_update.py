@@ -258,3 +258,24 @@ def test_base_url_setting_is_an_http_folder_or_a_clear_error(raw: str) -> None:
         assert str(exc).startswith("COGITATOR_GDC_URL must be an http(s) URL")
     else:
         assert value.startswith(("http://", "https://")) and value.endswith("/")
+
+
+async def test_the_bot_schedules_the_refresh_only_when_asked(settings) -> None:  # noqa: ANN001 - fixture
+    import dataclasses
+
+    from bot.console import ConsoleSession
+
+    off = await ConsoleSession.open(settings)
+    try:
+        assert off.bot.data_refresh_task is None
+    finally:
+        await off.close()
+    on = await ConsoleSession.open(dataclasses.replace(settings, data_refresh=600.0))
+    try:
+        task = on.bot.data_refresh_task
+        assert task is not None and not task.done() and task.get_name().endswith("data-refresh")
+        assert (await on.send("/rule query:lethal hits"))[0].embeds  # answering goes on meanwhile
+    finally:
+        await on.close()
+    await asyncio.sleep(0)
+    assert task.cancelled() or task.done()
