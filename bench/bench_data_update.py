@@ -3,8 +3,8 @@
   - full refresh: every file downloaded, checked, swapped in and imported (gdc + Wahapedia)   target < 60 s
   - unchanged refresh: every request conditional (304), zero files rewritten, no import        target < 2 s
 
-The server serves ../shared/datasets/gdc-11e (5 files) and ../shared/datasets/wahapedia-10e (20 files)
-under the real file names, with ETags. The catalog starts as the base build (seeds + wh40kdc), which is
+The server serves ../shared/datasets/gdc-11e (5 files; or with --gdc the complete export, 32 files) and
+../shared/datasets/wahapedia-10e (20 files) under the real file names, with ETags. The catalog starts as the base build (seeds + wh40kdc), which is
 not timed. The command runs as a subprocess, exactly as an operator runs it.
 
 Run: `.venv/bin/python bench/bench_data_update.py [--shared PATH]` (default ../shared next to the repo).
@@ -54,8 +54,8 @@ def serve(files: dict[str, bytes]) -> web.Application:
     return app
 
 
-async def main_async(shared: Path) -> None:
-    gdc_dir, wah_dir = shared / "datasets" / "gdc-11e", shared / "datasets" / "wahapedia-10e"
+async def main_async(shared: Path, gdc: Path | None) -> None:
+    gdc_dir, wah_dir = gdc or shared / "datasets" / "gdc-11e", shared / "datasets" / "wahapedia-10e"
     files = {f"gdc/{p.name}": p.read_bytes() for p in gdc_dir.glob("*.json") if p.name != "core_rules.json"}
     files["gdc/core/core_rules.json"] = (gdc_dir / "core_rules.json").read_bytes()
     files.update({f"wahapedia/{p.name}": p.read_bytes() for p in wah_dir.glob("*.csv")})
@@ -114,10 +114,12 @@ async def main_async(shared: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
+    parser.add_argument("--gdc", type=Path, help="a folder with the complete game-datacards 11th/gdc export "
+                                                 "(faction files, core_rules.json, faqs.json, keywords.json)")
     args = parser.parse_args()
     if not (args.shared / "datasets").exists():
         sys.exit(f"bench_data_update: no datasets under {args.shared} (pass --shared PATH)")
-    asyncio.run(main_async(args.shared))
+    asyncio.run(main_async(args.shared, args.gdc))
 
 
 if __name__ == "__main__":
