@@ -207,7 +207,7 @@ class Catalog:
         faction = normalize(entry.faction or "")
         parts: dict[str, dict[tuple, object]] = {"stratagem": {}, "enhancement": {}}
         for rec in self.index.records:
-            if rec.kind not in parts or rec.edition != entry.edition or rec.group[4] != want:
+            if rec.kind not in parts or rec.edition != entry.edition or normalize(rec.detachment or "") != want:
                 continue
             if faction and normalize(rec.faction or "") not in (faction, ""):
                 continue

@@ -255,6 +255,12 @@ def load(overrides_path: Path) -> tuple[list[Entry], str]:
 
 
 
+def _refs(record: dict) -> dict[str, str]:
+    """wh40kdc external_refs as {namespace: id}, the form things.py joins on."""
+    return {r["namespace"]: r["id"] for r in record.get("external_refs") or []
+            if isinstance(r, dict) and r.get("namespace") and r.get("id")}
+
+
 def _summary(ability: dict | None) -> str:
     """A rule's wh40kdc summary: the community notes, else wh40kdc's own reading of its structured effect."""
     import wh40kdc
@@ -292,7 +298,7 @@ def _detachments(ds: Any, abilities: dict[tuple[str, str], dict], faction_names:
                 "stratagems": [stratagem_names[s] for s in d.get("stratagem_ids") or [] if s in stratagem_names],
                 "enhancements": enh_names, "detachment_points": d.get("detachment_points"),
                 "metadata_only": True, "wh40kdc_id": d["id"],
-                "external_refs": d.get("external_refs") or []}
+                "external_refs": _refs(d)}
         text = "\n\n".join(f"**{r['name']}** (detachment rule)" + (f"\n*wh40kdc summary:* {r['text']}" if r["text"]
                                                                     else "") for r in rules)
         text += "\n\n*wh40kdc carries this detachment's metadata only, not its rules text.*"
@@ -313,7 +319,7 @@ def _detachments(ds: Any, abilities: dict[tuple[str, str], dict], faction_names:
         out[eid] = Entry(eid, "enhancement", e["name"], _edition(e), faction, source, text,
                          {"cost": e.get("cost"), "detachment": det_name, "metadata_only": True,
                           "keywords": e.get("keyword_restrictions") or [], "wh40kdc_id": e["id"],
-                          "external_refs": e.get("external_refs") or []})
+                          "external_refs": _refs(e)})
     return out
 
 
