@@ -196,4 +196,7 @@ async def test_stompa_page_without_a_table_shows_the_linked_profiles(console: Co
     embed = only(await console.send("/datasheet name:stompa edition:11e")).embeds[0]
     assert "prints no profile table" not in embed["description"]
     assert embed["description"].startswith("```") and " 30 " in embed["description"].split("```")[1]
-    assert "*Profiles from wh40kdc" in embed["description"] and "this page prints none.*" in embed["description"]
+    # the seed page itself, asked by id, borrows the linked table and says whose it is
+    seed = only(await console.send("/datasheet name:11e:datasheet:seed.orks:stompa")).embeds[0]
+    assert "prints no profile table" not in seed["description"] and " 30 " in seed["description"]
+    assert "*Profiles from wh40kdc" in seed["description"] and "this page prints none.*" in seed["description"]
