@@ -193,14 +193,26 @@ class GameStore:
         return GameState.from_dict(json.loads(row["state"])), (log[-limit:] if limit else log)
 
     def summary(self, channel_id: int) -> tuple[int, GameState, dict[str, Any]]:
-        """(game id, state, `bot.games.summary.summarise`) of the channel's newest game."""
-        row = self._latest_game(self._conn(), channel_id)
+        """(game id, state, `bot.games.summary.summarise`) of the channel's newest game.
+
+        Only the effective `cp` and `strat` events are parsed (the stack of effective events comes from the
+        event types alone), so a long game's score costs little more than a short one's.
+        """
+        conn = self._conn()
+        row = self._latest_game(conn, channel_id)
         if row is None:
             raise UserError(NO_GAME)
-        log = self.events(row["id"])
-        _mark_undone(log)
+        game_id = int(row["id"])
+        stack = _effective_seqs(conn, game_id)
+        wanted = {seq for (seq,) in conn.execute(
+            "SELECT seq FROM game_events WHERE game_id = ? AND type IN ('cp', 'strat')", (game_id,))}
+        log = _load_events(conn, game_id, [seq for seq in stack if seq in wanted])
+        for ev in log:
+            ev["undone"] = False
+        first_ts, last_ts = conn.execute("SELECT MIN(ts), MAX(ts) FROM game_events WHERE game_id = ?",
+                                         (game_id,)).fetchone()
         state = GameState.from_dict(json.loads(row["state"]))
-        return int(row["id"]), state, summarise(state, log, self.now())
+        return game_id, state, summarise(state, log, self.now(), span=(first_ts, last_ts))
 
     def history(self, channel_id: int, *, limit: int = 10) -> list[dict[str, Any]]:
         rows = self._conn().execute(

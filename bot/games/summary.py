@@ -12,8 +12,10 @@ from typing import Any
 from bot.games.model import LAST_ROUND, GameState
 
 
-def summarise(state: GameState, log: Sequence[dict[str, Any]], now: float) -> dict[str, Any]:
-    """`log` is the game's events with their `undone` flags (as `GameStore.log` returns them)."""
+def summarise(state: GameState, log: Sequence[dict[str, Any]], now: float,
+              span: tuple[float, float] | None = None) -> dict[str, Any]:
+    """`log` holds the game's events with their `undone` flags (as `GameStore.log` returns them; the `cp`
+    and `strat` ones suffice); `span` is (first, last) event timestamp, else taken from `log`."""
     live = [e for e in log if not e.get("undone") and e["type"] != "undo"]
     cp_spent = [0, 0]
     strats: list[list[str]] = [[], []]
@@ -38,7 +40,7 @@ def summarise(state: GameState, log: Sequence[dict[str, Any]], now: float) -> di
             "cards": [{"name": c["name"], "mode": c["mode"], "status": c["status"], "vp": c["vp"]}
                       for c in p.secondaries],
         })
-    start = log[0]["ts"] if log else now
-    finish = live[-1]["ts"] if state.ended and live else now
+    start, last = span if span is not None else ((log[0]["ts"], log[-1]["ts"]) if log else (now, now))
+    finish = last if state.ended else now
     return {"winner": winner, "players": players, "mission": state.mission, "round": state.round,
             "over": state.over, "ended": state.ended, "duration_s": round(max(0.0, finish - start), 1)}

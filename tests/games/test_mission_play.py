@@ -393,3 +393,29 @@ def test_summary_counts_cp_spent_stratagems_units_and_time(store: GameStore, clo
     assert alice["cp_spent"] == 1 and bob["units_lost"] == ["Warriors"] and bob["primary"] == 4
     assert alice["time_used_s"] == 90 and bob["time_used_s"] == 0 and summary["duration_s"] == 90
     json.dumps(summary)  # JSON-able
+
+
+@settings(max_examples=80, deadline=None)
+@given(amount=st.integers(-10**6, 10**6), rnd=st.one_of(st.none(), st.integers(-5, 10)),
+       card=st.one_of(st.none(), st.text(max_size=120)), force=st.booleans(),
+       minutes=st.integers(-10**6, 10**6))
+def test_hostile_scoring_and_clock_input_is_refused_cleanly(amount: int, rnd: int | None, card: str | None,
+                                                            force: bool, minutes: int) -> None:
+    """Any number, round or card text: a result or a UserError with a reason, never another exception."""
+    state = _fresh_state()
+    for attempt in (
+        lambda: mp.score_primary(state, ALICE, amount, round_=rnd, force=force),
+        lambda: mp.score_secondary(state, ALICE, amount, None if card is None else mp.card_ref("11e", card),
+                                   round_=rnd, force=force),
+        lambda: mp.secondary(state, BOB, "draw", mp.card_ref("10e", card or "")),
+        lambda: mp.clock_start(state, BOB, minutes, force=force),
+    ):
+        try:
+            outcome = attempt()
+        except UserError as error:
+            assert str(error)
+        else:
+            assert outcome.events and outcome.message
+    if amount < 0:
+        with pytest.raises(UserError, match="between 0 and 100"):
+            mp.score_primary(state, ALICE, amount)
