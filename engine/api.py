@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from engine import exact, limits, mixed, montecarlo
+from engine import cost, exact, limits, mixed, montecarlo
 from engine.errors import RequestError
 from engine.request import Request, validate
 from engine.rules import ResolvedGroup, resolve
@@ -30,8 +30,23 @@ def _max_hits_per_die(g: ResolvedGroup) -> int:
     return 1 + (g.sustained.size - 1 if g.sustained is not None and not g.auto_hit else 0)
 
 
+def estimate(req: Request, groups: list[ResolvedGroup]) -> dict[str, float]:
+    """Estimated cost of a validated request (engine.cost): {"seconds": ..., "bytes": ...}."""
+    if req.method == "exact" and req.target.mixed:
+        states, work = mixed.work_estimate(groups, req.target, req.edition.devastating_spills_after_volley)
+        return cost.mixed_cost(states, work)
+    if req.method == "exact":
+        c = cost.exact_cost(groups, req.target, req.edition.devastating_spills_after_volley)
+        return {"seconds": c.seconds, "bytes": c.peak_bytes}
+    per_trial = sum(g.models * (g.attacks_per_model.size - 1) * _max_hits_per_die(g) for g in groups)
+    chunk = min(req.trials, cost.montecarlo_chunk(groups))
+    return {"seconds": cost.montecarlo_seconds(groups, req.target, req.trials),
+            "bytes": cost.BYTES_MC_TRIAL * req.trials + 8.0 * 6 * chunk * max(per_trial, 1)}
+
+
 def check_size(req: Request, groups: list[ResolvedGroup]) -> None:
-    """Refuse requests whose work would exceed the documented limits (engine.limits)."""
+    """Refuse requests whose work would exceed the documented limits (engine.limits): hard caps on
+    attack dice and wounds, then the cost model's estimate of seconds and peak memory (engine.cost)."""
     dice_max = sum(g.models * (g.attacks_per_model.size - 1) for g in groups)
     t = req.target
     if req.method == "exact":
@@ -46,10 +61,12 @@ def check_size(req: Request, groups: list[ResolvedGroup]) -> None:
                     f"a mixed unit of {t.models} models has {states} allocation states, more than the exact "
                     f"engine's limit of {limits.MAX_MIXED_STATES_EXACT}; use \"method\": \"montecarlo\"",
                     "target.groups")
-            if work > limits.MAX_EXACT_WORK:
+            est = cost.mixed_cost(states, work)
+            if work > limits.MAX_EXACT_WORK or est["bytes"] > limits.MAX_ESTIMATED_BYTES:
                 raise RequestError(
                     f"this volley is too large to compute exactly against a mixed unit (estimated work "
-                    f"{work:.2g} > {limits.MAX_EXACT_WORK:.2g}); use \"method\": \"montecarlo\"", "method")
+                    f"{work:.2g} > {limits.MAX_EXACT_WORK:.2g}, {est['bytes'] / 2**20:,.0f} MB); "
+                    f"use \"method\": \"montecarlo\"", "method")
             return
         pending = req.edition.devastating_spills_after_volley and any(g.devastating for g in groups)
         if pending and t.total_wounds > limits.MAX_TOTAL_WOUNDS_EXACT_10E_DEVASTATING:
@@ -57,34 +74,12 @@ def check_size(req: Request, groups: list[ResolvedGroup]) -> None:
                 f"10e DEVASTATING WOUNDS against {t.total_wounds} wounds is more than the exact engine's "
                 f"limit of {limits.MAX_TOTAL_WOUNDS_EXACT_10E_DEVASTATING}; use \"method\": \"montecarlo\"",
                 "target")
-        states = t.models * t.wounds + 1
-        step_cost = states * states if states <= exact.DENSE_MAX_STATES else states * t.wounds
-        pending_rows = 1  # rows of the pending axis holding mass before each group
-        work = 0
-        for g in groups:
-            cmax = g.models * (g.attacks_per_model.size - 1)
-            n_max = cmax * _max_hits_per_die(g)
-            two_d = g.devastating and (pending or g.fnp_mortal != g.fnp)
-            if pending:  # renewal mixtures over one state row per pending mortal-wound count
-                conv = n_max if n_max <= 512 else 64
-                rows = n_max + 1 if g.devastating else 1
-                work += n_max * t.wounds * t.wounds + t.models * pending_rows * n_max * conv
-                work += rows * pending_rows * t.models * n_max * t.wounds
-                if g.devastating:  # then adding each devastating count's mortal wounds to the pending axis
-                    work += (t.total_wounds + 1) * rows * pending_rows * states
-                    pending_rows = min(t.total_wounds + 1, pending_rows + n_max * (g.damage.size - 1))
-            elif two_d:  # a renewal mixture per devastating count, then one mortal-wound step per count
-                work += n_max * (t.wounds * t.wounds + 16 * t.models) + n_max * n_max * (n_max + t.models) * t.wounds
-                work += n_max * step_cost
-            else:  # renewal mixture: ~ t_max x (W^2 + models + W) plus a t_max^2 x W correlation
-                work += n_max * (t.wounds * t.wounds + 16 * t.models + t.wounds) + min(n_max, 256) ** 2 * t.wounds
-            if two_d:  # the joint (normal, devastating) distribution by FFT
-                width = cmax - g.models * int(np.flatnonzero(g.attacks_per_model)[0]) + 1
-                work += (n_max + 1) ** 2 * width * 4
-        if work > limits.MAX_EXACT_WORK:
+        est = estimate(req, groups)
+        if est["seconds"] > limits.MAX_ESTIMATED_SECONDS or est["bytes"] > limits.MAX_ESTIMATED_BYTES:
             raise RequestError(
-                f"this volley is too large to compute exactly (estimated work {work:.2g} > "
-                f"{limits.MAX_EXACT_WORK:.2g}); use \"method\": \"montecarlo\"", "method")
+                f"this volley is too large to compute exactly (estimated {est['seconds']:.1f} s and "
+                f"{est['bytes'] / 2**20:,.0f} MB; the limits are {limits.MAX_ESTIMATED_SECONDS:g} s and "
+                f"{limits.MAX_ESTIMATED_BYTES / 2**20:,.0f} MB); use \"method\": \"montecarlo\"", "method")
     else:
         if dice_max > limits.MAX_ATTACK_DICE_MONTECARLO:
             raise RequestError(
@@ -95,6 +90,12 @@ def check_size(req: Request, groups: list[ResolvedGroup]) -> None:
             raise RequestError(
                 f"{req.trials} trials of up to {per_trial} rolls each is more than the limit of "
                 f"{limits.MAX_MONTECARLO_WORK:.2g} rolls; use fewer trials", "trials")
+        est = estimate(req, groups)
+        if est["seconds"] > limits.MAX_ESTIMATED_SECONDS or est["bytes"] > limits.MAX_ESTIMATED_BYTES:
+            raise RequestError(
+                f"{req.trials} trials of this volley would take about {est['seconds']:.1f} s and "
+                f"{est['bytes'] / 2**20:,.0f} MB, more than the limits of {limits.MAX_ESTIMATED_SECONDS:g} s and "
+                f"{limits.MAX_ESTIMATED_BYTES / 2**20:,.0f} MB; use fewer trials", "trials")
 
 
 def hazard_pmf(req: Request, groups: list[ResolvedGroup]) -> np.ndarray:

@@ -32,8 +32,12 @@ MAX_DAMAGE_REDUCTION = 10
 MAX_ATTACK_DICE_EXACT = 1_000
 MAX_ATTACK_DICE_MONTECARLO = 20_000
 
-# Exact engine work budget: an estimate of the floating-point work of the allocation chain (see
-# engine.api.check_size), ~4e8 being about a second on one core.
+# Budget of one request (issue 9): under 2 s and 256 MB on this 2-core machine. engine.cost estimates
+# seconds and peak bytes of the arrays a request allocates; half the time budget leaves room for a
+# loaded machine, and the memory limit leaves room for the interpreter, numpy and BLAS (~70 MB RSS).
+MAX_ESTIMATED_SECONDS = 1.0
+MAX_ESTIMATED_BYTES = 128 * 2**20
+# Exact engine against a mixed target (engine.mixed.work_estimate, ~4e8 being about a second).
 MAX_EXACT_WORK = 400_000_000
 # Exact engine with 10th-edition DEVASTATING WOUNDS keeps a pending-mortal-wounds axis (size = the
 # unit's remaining wounds); its work is multiplied by that size.
@@ -49,6 +53,7 @@ MAX_MONTECARLO_WORK = 100_000_000  # trials x max rolled hits: ~5 s of numpy at 
 
 # Command line / batch.
 MAX_BATCH = 100  # requests in one JSON list
+MAX_BATCH_ESTIMATED_SECONDS = 5.0  # the whole list, estimated (engine.cost): a batch stays under 10 s
 MAX_INPUT_BYTES = 1_000_000
 MAX_JSON_INT_DIGITS = 20  # longer integer literals are refused unconverted (a seed needs 19)
 
