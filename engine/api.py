@@ -41,7 +41,7 @@ def estimate(req: Request, groups: list[ResolvedGroup]) -> dict[str, float]:
     per_trial = sum(g.models * (g.attacks_per_model.size - 1) * _max_hits_per_die(g) for g in groups)
     chunk = min(req.trials, cost.montecarlo_chunk(groups))
     return {"seconds": cost.montecarlo_seconds(groups, req.target, req.trials),
-            "bytes": cost.BYTES_MC_TRIAL * req.trials + 8.0 * 6 * chunk * max(per_trial, 1)}
+            "bytes": cost.BYTES_MC_TRIAL * req.trials + cost.BYTES_MC_SLOT * chunk * max(per_trial, 1)}
 
 
 def check_size(req: Request, groups: list[ResolvedGroup]) -> None:
@@ -91,10 +91,11 @@ def check_size(req: Request, groups: list[ResolvedGroup]) -> None:
                 f"{req.trials} trials of up to {per_trial} rolls each is more than the limit of "
                 f"{limits.MAX_MONTECARLO_WORK:.2g} rolls; use fewer trials", "trials")
         est = estimate(req, groups)
-        if est["seconds"] > limits.MAX_ESTIMATED_SECONDS or est["bytes"] > limits.MAX_ESTIMATED_BYTES:
+        if est["seconds"] > limits.MAX_ESTIMATED_SECONDS_MONTECARLO or est["bytes"] > limits.MAX_ESTIMATED_BYTES:
             raise RequestError(
                 f"{req.trials} trials of this volley would take about {est['seconds']:.1f} s and "
-                f"{est['bytes'] / 2**20:,.0f} MB, more than the limits of {limits.MAX_ESTIMATED_SECONDS:g} s and "
+                f"{est['bytes'] / 2**20:,.0f} MB, more than the limits of "
+                f"{limits.MAX_ESTIMATED_SECONDS_MONTECARLO:g} s and "
                 f"{limits.MAX_ESTIMATED_BYTES / 2**20:,.0f} MB; use fewer trials", "trials")
 
 

@@ -36,6 +36,8 @@ MAX_ATTACK_DICE_MONTECARLO = 20_000
 # seconds and peak bytes of the arrays a request allocates; half the time budget leaves room for a
 # loaded machine, and the memory limit leaves room for the interpreter, numpy and BLAS (~70 MB RSS).
 MAX_ESTIMATED_SECONDS = 1.0
+# Monte Carlo's estimate is a fitted linear model (engine.cost) with a margin of its own: 1.5 s.
+MAX_ESTIMATED_SECONDS_MONTECARLO = 1.5
 MAX_ESTIMATED_BYTES = 128 * 2**20
 # Exact engine against a mixed target (engine.mixed.work_estimate, ~4e8 being about a second).
 MAX_EXACT_WORK = 400_000_000
