@@ -19,6 +19,7 @@ import time
 from bot.config import Settings, load_settings
 from bot.errors import ConfigError
 from bot.logging_setup import configure_logging
+from bot.storage.base import StorageError
 
 log = logging.getLogger("cogitator")
 
@@ -74,10 +75,13 @@ def _quiet_console_logs() -> None:
 def _check_storage(settings: Settings) -> int | None:
     """Start-up check of the state database (bot.storage.check): None when usable, else exit code 2
     after one line on stderr naming the path and the cause."""
-    from bot.storage.check import StorageError, check_state_database
+    from bot.storage.check import StorageError, check_postgres, check_state_database
 
     try:
-        check_state_database(settings.db_path)
+        if settings.database_url:
+            check_postgres(settings.database_url)
+        else:
+            check_state_database(settings.db_path)
     except StorageError as error:
         print(f"cogitator: {error}", file=sys.stderr)
         return 2
@@ -187,6 +191,9 @@ def main(argv: list[str] | None = None) -> int:
         return func(args, settings)
     except ConfigError as error:
         print(f"cogitator: configuration error: {error}", file=sys.stderr)
+        return 2
+    except StorageError as error:
+        print(f"cogitator: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -35,12 +35,14 @@ class Settings:
     gdc_url: str = "https://raw.githubusercontent.com/game-datacards/datasources/main/11th/gdc/"
     wahapedia_url: str = "https://wahapedia.ru/wh40k10ed/"
     data_refresh: float | None = None  # seconds between scheduled `data update`s in the running bot; None: off
+    database_url: str | None = None  # postgresql://…: the shared state backend instead of the SQLite file
 
     def __repr__(self) -> str:  # never show the token, even in a debugger or a log line
         token = "set" if self.token else "unset"
         return (
             f"Settings(token={token}, db_path={self.db_path}, data_dir={self.data_dir}, "
-            f"log_level={self.log_level}, dev_guild_id={self.dev_guild_id})"
+            f"log_level={self.log_level}, dev_guild_id={self.dev_guild_id}, "
+            f"database={'postgresql' if self.database_url else 'sqlite'})"
         )
 
     __str__ = __repr__
@@ -144,6 +146,18 @@ def _interval(env: Mapping[str, str], name: str) -> float | None:
     return float(seconds)
 
 
+def _database_url(env: Mapping[str, str]) -> str | None:
+    raw = env.get("COGITATOR_DATABASE_URL", "").strip()
+    if not raw:
+        return None
+    if not raw.startswith(("postgresql://", "postgres://")):
+        raise ConfigError("COGITATOR_DATABASE_URL must be a postgresql:// URL (leave it unset for the SQLite file "
+                          "in COGITATOR_DB)")
+    if "\x00" in raw:
+        raise ConfigError("COGITATOR_DATABASE_URL must not contain a NUL byte")
+    return raw
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """Read and validate every setting; raise ConfigError with one clear sentence on the first bad one."""
     env = os.environ if env is None else env
@@ -169,6 +183,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         gdc_url=_url(env, "COGITATOR_GDC_URL", Settings.gdc_url),
         wahapedia_url=_url(env, "COGITATOR_WAHAPEDIA_URL", Settings.wahapedia_url),
         data_refresh=_interval(env, "COGITATOR_DATA_REFRESH"),
+        database_url=_database_url(env),
     )
 
 

@@ -32,12 +32,14 @@ class SchemaTooNew(Exception):
         self.namespace, self.found, self.known = namespace, found, known
 
 
-def state_schemas() -> dict[str, Sequence[str]]:
-    """{namespace: migrations} for every feature that keeps tables in the state database."""
+def state_schemas(dialect: str = "sqlite") -> dict[str, Sequence[str]]:
+    """{namespace: migrations} of `dialect` for every feature that keeps tables in the state database
+    (a feature's migrations are one list per dialect: {"sqlite": [...], "postgresql": [...]})."""
     out = {}
     for namespace, where in STATE_SCHEMAS.items():
         module, attr = where.split(":")
-        out[namespace] = getattr(importlib.import_module(module), attr)
+        migrations = getattr(importlib.import_module(module), attr)
+        out[namespace] = migrations[dialect] if isinstance(migrations, dict) else migrations
     return out
 
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from bot.games.store import GameStore
     from bot.guild_settings import GuildSettings
     from bot.sim.service import SimulationService
+    from bot.storage import Storage
     from bot.web.tokens import OverlayTokens
 
 
@@ -36,16 +37,23 @@ class Services:
         return open_catalog(self.settings)
 
     @cached_property
+    def storage(self) -> Storage:
+        """The state backend every store shares: SQLite (COGITATOR_DB) or PostgreSQL (COGITATOR_DATABASE_URL)."""
+        from bot.storage import settings_storage
+
+        return settings_storage(self.settings)
+
+    @cached_property
     def games(self) -> GameStore:
         from bot.games.store import GameStore
 
-        return GameStore(self.settings.db_path, now=self.now)
+        return GameStore(self.storage, now=self.now)
 
     @cached_property
     def guild_settings(self) -> GuildSettings:
         from bot.guild_settings import GuildSettings
 
-        return GuildSettings(self.settings.db_path)
+        return GuildSettings(self.storage)
 
     @cached_property
     def simulation(self) -> SimulationService:
@@ -57,11 +65,11 @@ class Services:
     def overlay_tokens(self) -> OverlayTokens:
         from bot.web.tokens import OverlayTokens
 
-        return OverlayTokens(self.settings.db_path)
+        return OverlayTokens(self.storage)
 
     def close(self) -> None:
         """Close whatever was opened; safe to call twice."""
-        for name in ("catalog", "games", "guild_settings", "simulation", "overlay_tokens"):
+        for name in ("catalog", "games", "guild_settings", "simulation", "overlay_tokens", "storage"):
             service = self.__dict__.pop(name, None)
             if service is not None and hasattr(service, "close"):
                 with contextlib.suppress(Exception):

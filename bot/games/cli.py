@@ -38,7 +38,7 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
 def _store(settings: Settings):  # noqa: ANN202 - imported lazily so `--help` stays fast
     from bot.games.store import GameStore
 
-    return GameStore(settings.db_path)
+    return GameStore(settings.database_url or settings.db_path)
 
 
 def _guarded(run: Callable[[], int], settings: Settings) -> int:

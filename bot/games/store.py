@@ -1,32 +1,32 @@
-"""SQLite persistence for games: versioned migrations, an append-only event log, locking, undo.
+"""Persistence for games on either state backend (`bot.storage`): migrations, an append-only event log,
+locking, undo.
 
-Every change is one `BEGIN IMMEDIATE` transaction that reads the channel's active game, runs a command
-(which only returns events), appends the events and rewrites the JSON snapshot. A per-channel
-`threading.Lock` serialises commands inside a process; `BEGIN IMMEDIATE` serialises writers across
-processes, so no update is lost. The snapshot is a cache: `verify()` re-folds the log and compares.
+Every change is one transaction, serialised per channel across processes (SQLite: a per-channel lock
+plus `BEGIN IMMEDIATE`; PostgreSQL: an advisory lock on the channel), that reads the channel's active
+game, runs a command (which only returns events), appends the events and rewrites the JSON snapshot, so
+no update is lost. The snapshot is a cache: `verify()` re-folds the log and compares. The log is
+append-only in the database itself (triggers on both backends).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import sqlite3
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot import db
 from bot.errors import UserError
 from bot.games import commands, events, rules
 from bot.games.commands import Outcome
 from bot.games.model import GameState
 from bot.games.summary import summarise
+from bot.storage import open_storage
+from bot.storage.base import Conn, Storage
 
-MIGRATIONS = [
+SQLITE_MIGRATIONS = [
     """
     CREATE TABLE games (
         id INTEGER PRIMARY KEY,
@@ -72,6 +72,55 @@ MIGRATIONS = [
     """,
 ]
 
+# The same three versions for PostgreSQL: ids are 64-bit (Discord snowflakes), times double precision.
+POSTGRES_MIGRATIONS = [
+    """
+    CREATE TABLE games (
+        id BIGSERIAL PRIMARY KEY,
+        channel_id BIGINT NOT NULL,
+        guild_id BIGINT,
+        status TEXT NOT NULL CHECK (status IN ('active', 'finished', 'abandoned')),
+        edition TEXT NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL,
+        ended_at DOUBLE PRECISION,
+        last_seq INTEGER NOT NULL,
+        state TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX games_one_active ON games (channel_id) WHERE status = 'active';
+    CREATE INDEX games_by_channel ON games (channel_id, id);
+    CREATE TABLE game_events (
+        game_id BIGINT NOT NULL REFERENCES games (id),
+        seq INTEGER NOT NULL,
+        ts DOUBLE PRECISION NOT NULL,
+        actor_user BIGINT,
+        type TEXT NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (game_id, seq)
+    )
+    """,
+    """
+    ALTER TABLE games ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE game_checkpoints (
+        game_id BIGINT NOT NULL REFERENCES games (id),
+        depth INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        state TEXT NOT NULL,
+        PRIMARY KEY (game_id, depth)
+    )
+    """,
+    """
+    CREATE FUNCTION game_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'game_events is append-only'; END; $$;
+    CREATE TRIGGER game_events_no_update BEFORE UPDATE ON game_events
+        FOR EACH ROW EXECUTE FUNCTION game_events_append_only();
+    CREATE TRIGGER game_events_no_delete BEFORE DELETE ON game_events
+        FOR EACH ROW EXECUTE FUNCTION game_events_append_only();
+    CREATE TRIGGER game_events_no_truncate BEFORE TRUNCATE ON game_events
+        FOR EACH STATEMENT EXECUTE FUNCTION game_events_append_only();
+    """,
+]
+MIGRATIONS = {"sqlite": SQLITE_MIGRATIONS, "postgresql": POSTGRES_MIGRATIONS}
+
 CHECKPOINT_EVERY = 32
 
 NO_GAME = "There is no game in this channel. Start one with /game start."
@@ -89,69 +138,39 @@ class Result:
 class GameStore:
     """The game tracker's state service (`bot.services.games`)."""
 
-    def __init__(self, path: Path | str, *, now: Callable[[], float] = time.time) -> None:
-        self.path = Path(path) if str(path) != ":memory:" else path
+    def __init__(self, storage: Storage | Path | str, *, now: Callable[[], float] = time.time) -> None:
+        """`storage` is a `bot.storage` backend, or a file path / postgresql:// URL (this store then owns it)."""
+        self._owned = not hasattr(storage, "transaction")
+        self.storage: Storage = open_storage(storage)
         # Every event timestamp (and so the chess clock) comes from here; tests inject a fake clock.
         self.now = now
-        self._local = threading.local()
-        self._conns: list[sqlite3.Connection] = []
-        self._guard = threading.Lock()
-        self._locks: dict[int, threading.Lock] = {}
-        self._closed = False
-        conn = self._conn()
-        db.apply_migrations(conn, "games", MIGRATIONS)
+        self.storage.migrate("games", MIGRATIONS)
 
     # ---- plumbing --------------------------------------------------------------------------------
 
-    def _conn(self) -> sqlite3.Connection:
-        """One connection per thread: a sqlite3 connection holds one transaction at a time."""
-        if self._closed:
-            raise RuntimeError("GameStore is closed")
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = db.connect(self.path)
-            self._local.conn = conn
-            with self._guard:
-                self._conns.append(conn)
-        return conn
+    def _read(self) -> AbstractContextManager[Conn]:
+        return self.storage.read()
 
-    def _lock(self, channel_id: int) -> threading.Lock:
-        with self._guard:
-            return self._locks.setdefault(channel_id, threading.Lock())
-
-    @contextmanager
-    def _transaction(self, channel_id: int) -> Iterator[sqlite3.Connection]:
-        with self._lock(channel_id):
-            conn = self._conn()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:  # SQLite already rolled back after SQLITE_FULL and similar
-                    conn.execute("ROLLBACK")
-                raise
+    def _transaction(self, channel_id: int) -> AbstractContextManager[Conn]:
+        return self.storage.transaction(channel_id)
 
     def close(self) -> None:
-        """Close every connection this store opened; safe to call twice."""
-        with self._guard:
-            conns, self._conns = self._conns, []
-            self._closed = True
-        for conn in conns:
-            with contextlib.suppress(sqlite3.ProgrammingError):  # opened in a thread that already ended
-                conn.close()
+        """Close the storage if this store opened it; safe to call twice."""
+        if self._owned:
+            self.storage.close()
 
     # ---- reading ---------------------------------------------------------------------------------
 
     @staticmethod
-    def _active_row(conn: sqlite3.Connection, channel_id: int) -> sqlite3.Row | None:
+    def _active_row(conn: Conn, channel_id: int) -> Any | None:
         return conn.execute(
             "SELECT id, state, last_seq, depth FROM games WHERE channel_id = ? AND status = 'active'", (channel_id,)
         ).fetchone()
 
     def active(self, channel_id: int) -> tuple[int, GameState] | None:
         """(game id, state) of the channel's active game, or None."""
-        row = self._active_row(self._conn(), channel_id)
+        with self._read() as conn:
+            row = self._active_row(conn, channel_id)
         return (int(row["id"]), GameState.from_dict(json.loads(row["state"]))) if row else None
 
     def state(self, channel_id: int) -> GameState | None:
@@ -171,21 +190,23 @@ class GameStore:
             raise UserError(NO_GAME)
         return state
 
-    def _latest_game(self, conn: sqlite3.Connection, channel_id: int) -> sqlite3.Row | None:
+    def _latest_game(self, conn: Conn, channel_id: int) -> Any | None:
         return conn.execute(
             "SELECT id, status, state, created_at, ended_at FROM games WHERE channel_id = ? "
             "ORDER BY (status = 'active') DESC, id DESC LIMIT 1", (channel_id,)
         ).fetchone()
 
     def events(self, game_id: int) -> list[dict[str, Any]]:
-        rows = self._conn().execute(
-            "SELECT seq, ts, actor_user, body FROM game_events WHERE game_id = ? ORDER BY seq", (game_id,)
-        ).fetchall()
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT seq, ts, actor_user, body FROM game_events WHERE game_id = ? ORDER BY seq", (game_id,)
+            ).fetchall()
         return [_row_event(r) for r in rows]
 
     def log(self, channel_id: int, *, limit: int | None = None) -> tuple[GameState, list[dict[str, Any]]]:
         """The channel's newest game (active, else the last finished one) and its log, newest last."""
-        row = self._latest_game(self._conn(), channel_id)
+        with self._read() as conn:
+            row = self._latest_game(conn, channel_id)
         if row is None:
             raise UserError(NO_GAME)
         log = self.events(row["id"])
@@ -198,27 +219,28 @@ class GameStore:
         Only the effective `cp` and `strat` events are parsed (the stack of effective events comes from the
         event types alone), so a long game's score costs little more than a short one's.
         """
-        conn = self._conn()
-        row = self._latest_game(conn, channel_id)
-        if row is None:
-            raise UserError(NO_GAME)
-        game_id = int(row["id"])
-        stack = _effective_seqs(conn, game_id)
-        wanted = {seq for (seq,) in conn.execute(
-            "SELECT seq FROM game_events WHERE game_id = ? AND type IN ('cp', 'strat')", (game_id,))}
-        log = _load_events(conn, game_id, [seq for seq in stack if seq in wanted])
+        with self._read() as conn:
+            row = self._latest_game(conn, channel_id)
+            if row is None:
+                raise UserError(NO_GAME)
+            game_id = int(row["id"])
+            stack = _effective_seqs(conn, game_id)
+            wanted = {seq for (seq,) in conn.execute(
+                "SELECT seq FROM game_events WHERE game_id = ? AND type IN ('cp', 'strat')", (game_id,))}
+            log = _load_events(conn, game_id, [seq for seq in stack if seq in wanted])
+            first_ts, last_ts = conn.execute("SELECT MIN(ts), MAX(ts) FROM game_events WHERE game_id = ?",
+                                             (game_id,)).fetchone()
         for ev in log:
             ev["undone"] = False
-        first_ts, last_ts = conn.execute("SELECT MIN(ts), MAX(ts) FROM game_events WHERE game_id = ?",
-                                         (game_id,)).fetchone()
         state = GameState.from_dict(json.loads(row["state"]))
         return game_id, state, summarise(state, log, self.now(), span=(first_ts, last_ts))
 
     def history(self, channel_id: int, *, limit: int = 10) -> list[dict[str, Any]]:
-        rows = self._conn().execute(
-            "SELECT id, status, state, created_at, ended_at FROM games WHERE channel_id = ? AND status != 'active' "
-            "ORDER BY id DESC LIMIT ?", (channel_id, limit)
-        ).fetchall()
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT id, status, state, created_at, ended_at FROM games WHERE channel_id = ? "
+                "AND status != 'active' ORDER BY id DESC LIMIT ?", (channel_id, limit)
+            ).fetchall()
         return [{"game_id": r["id"], "status": r["status"], "created_at": r["created_at"], "ended_at": r["ended_at"],
                  "state": GameState.from_dict(json.loads(r["state"]))} for r in rows]
 
@@ -228,10 +250,10 @@ class GameStore:
         Clock times are as of `now` (default: the store's clock), derived from the logged timestamps.
         With `game_id`, that game of the channel, whatever came after it (the live board's link).
         """
-        conn = self._conn()
-        row = (conn.execute("SELECT id, status, state, created_at, ended_at FROM games WHERE id = ? AND channel_id = ?",
-                            (game_id, channel_id)).fetchone()
-               if game_id is not None else self._latest_game(conn, channel_id))
+        with self._read() as conn:
+            row = (conn.execute("SELECT id, status, state, created_at, ended_at FROM games WHERE id = ? "
+                                "AND channel_id = ?", (game_id, channel_id)).fetchone()
+                   if game_id is not None else self._latest_game(conn, channel_id))
         if row is None:
             return None
         state = GameState.from_dict(json.loads(row["state"]))
@@ -268,14 +290,15 @@ class GameStore:
         if not game_ids:
             return {}
         marks = ",".join("?" * len(game_ids))
-        rows = self._conn().execute(f"SELECT id, last_seq, status FROM games WHERE id IN ({marks})",
-                                    tuple(game_ids)).fetchall()
+        with self._read() as conn:
+            rows = conn.execute(f"SELECT id, last_seq, status FROM games WHERE id IN ({marks})",
+                                tuple(game_ids)).fetchall()
         return {int(r["id"]): (int(r["last_seq"]), r["status"]) for r in rows}
 
     def verify(self, channel_id: int) -> bool:
         """True when the stored snapshot equals the fold of the log (the log is the truth)."""
-        conn = self._conn()
-        row = self._latest_game(conn, channel_id)
+        with self._read() as conn:
+            row = self._latest_game(conn, channel_id)
         if row is None:
             return True
         log = self.events(row["id"])
@@ -316,12 +339,11 @@ class GameStore:
             state = events.initial_state(start)
             state.seq = 1
             now = self.now()
-            cur = conn.execute(
+            game_id = int(conn.execute(
                 "INSERT INTO games (channel_id, guild_id, status, edition, created_at, last_seq, state, depth) "
-                "VALUES (?, ?, 'active', ?, ?, 1, ?, 1)",
+                "VALUES (?, ?, 'active', ?, ?, 1, ?, 1) RETURNING id",
                 (channel_id, guild_id, edition, now, _dump(state.to_dict())),
-            )
-            game_id = int(cur.lastrowid)
+            ).fetchone()[0])
             _insert_event(conn, game_id, 1, now, user_id, start)
         return Result(game_id, state, Outcome([start], summary))
 
@@ -347,8 +369,9 @@ class GameStore:
                     depth += 1
                     if depth % CHECKPOINT_EVERY == 0:
                         dumped = _dump(state.to_dict())
-                        conn.execute("INSERT OR REPLACE INTO game_checkpoints (game_id, depth, seq, state) "
-                                     "VALUES (?, ?, ?, ?)", (game_id, depth, seq, dumped))
+                        conn.execute("INSERT INTO game_checkpoints (game_id, depth, seq, state) VALUES (?, ?, ?, ?) "
+                                     "ON CONFLICT (game_id, depth) DO UPDATE SET seq = excluded.seq, "
+                                     "state = excluded.state", (game_id, depth, seq, dumped))
             dumped = dumped or _dump(state.to_dict())
             if outcome.events and outcome.events[-1]["type"] == "end":
                 status = outcome.events[-1]["data"]["status"]
@@ -388,7 +411,7 @@ class GameStore:
         return self.act(channel_id, commands.end_game, user_id, manager=manager, abandon=abandon)
 
 
-def _effective_seqs(conn: sqlite3.Connection, game_id: int) -> list[int]:
+def _effective_seqs(conn: Conn, game_id: int) -> list[int]:
     """The seqs of the events still in effect, from the event types alone (no JSON parsing)."""
     stack: list[int] = []
     for seq, kind in conn.execute("SELECT seq, type FROM game_events WHERE game_id = ? ORDER BY seq", (game_id,)):
@@ -400,7 +423,7 @@ def _effective_seqs(conn: sqlite3.Connection, game_id: int) -> list[int]:
     return stack
 
 
-def _load_events(conn: sqlite3.Connection, game_id: int, seqs: list[int]) -> list[dict[str, Any]]:
+def _load_events(conn: Conn, game_id: int, seqs: list[int]) -> list[dict[str, Any]]:
     if not seqs:
         return []
     wanted = set(seqs)
@@ -409,7 +432,7 @@ def _load_events(conn: sqlite3.Connection, game_id: int, seqs: list[int]) -> lis
     return [_row_event(r) for r in rows if r["seq"] in wanted]
 
 
-def _refold(conn: sqlite3.Connection, game_id: int, keep: list[int]) -> GameState:
+def _refold(conn: Conn, game_id: int, keep: list[int]) -> GameState:
     """The fold of the effective events `keep`, starting from the newest still-valid checkpoint.
 
     A checkpoint of depth k is valid while the k-th effective event is still the one it was taken after:
@@ -432,14 +455,14 @@ def _dump(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def _insert_event(conn: sqlite3.Connection, game_id: int, seq: int, ts: float, actor_user: int | None,
+def _insert_event(conn: Conn, game_id: int, seq: int, ts: float, actor_user: int | None,
                   ev: dict[str, Any]) -> None:
     body = {k: v for k, v in ev.items() if k != "ts"}  # the ts column is the one timestamp
     conn.execute("INSERT INTO game_events (game_id, seq, ts, actor_user, type, body) VALUES (?, ?, ?, ?, ?, ?)",
                  (game_id, seq, ts, actor_user, ev["type"], _dump(body)))
 
 
-def _row_event(row: sqlite3.Row) -> dict[str, Any]:
+def _row_event(row: Any) -> dict[str, Any]:
     ev = json.loads(row["body"])
     ev["seq"], ev["ts"], ev["actor_user"] = row["seq"], row["ts"], row["actor_user"]
     return ev

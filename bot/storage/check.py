@@ -17,16 +17,13 @@ import sqlite3
 from pathlib import Path
 
 from bot import db
+from bot.storage.base import StorageError
 
 # Below this much free space on the database's file system the start-up check fails as "full disk":
 # SQLite needs room for the WAL and its checkpoints, and a bot that starts on a full disk loses writes.
 MIN_FREE_BYTES = 1 << 20
 
 FULL_MESSAGE = "Storage is full: nothing was saved. Tell the bot's operator; try again later."
-
-
-class StorageError(Exception):
-    """The state database cannot be used; the message is one line naming the path and the cause."""
 
 
 def cause(error: BaseException) -> str:
@@ -139,3 +136,33 @@ def refuse_newer(path: Path) -> None:
         if ns in known and version > known[ns]:
             raise db.SchemaTooNew(ns, version, known[ns])
 
+
+
+def check_postgres(url: str) -> dict[str, int]:
+    """The PostgreSQL counterpart: connect (right password, database exists, reachable), apply every
+    feature's migrations (needs CREATE on the schema), prove a write (a rolled-back insert into the
+    game log's table needs INSERT) and refuse a newer schema. Raises StorageError in one line."""
+    from bot.storage.postgres import PostgresStorage, redact
+
+    storage = None
+    try:
+        storage = PostgresStorage(url, max_size=1)
+        versions = {ns: storage.migrate(ns, {"postgresql": m}) for ns, m in db.state_schemas("postgresql").items()}
+        with contextlib.suppress(_Rollback), storage.transaction() as conn:
+            conn.execute("INSERT INTO schema_migrations (namespace, version) VALUES ('write-probe', -1)")
+            raise _Rollback
+        return versions
+    except StorageError:
+        raise
+    except db.SchemaTooNew as error:
+        raise StorageError(f"the PostgreSQL database {redact(url)} cannot be used: {error}") from None
+    except Exception as error:  # psycopg errors: permissions, a dropped server
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise StorageError(f"the PostgreSQL database {redact(url)} cannot be used: {reason}") from None
+    finally:
+        if storage is not None:
+            storage.close()
+
+
+class _Rollback(Exception):
+    """Leaves the write probe's transaction by rolling it back."""

@@ -14,15 +14,20 @@ from bot.games.store import GameStore
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run(db: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "COGITATOR_DB": str(db), "COGITATOR_DATA": str(db.parent / "data")}
-    env.pop("DISCORD_TOKEN", None)
+def run(db: Path | str, *args: str, data: Path | None = None) -> subprocess.CompletedProcess:
+    """`python -m bot game ...` on an SQLite file or a postgresql:// URL."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COGITATOR_", "DISCORD_"))}
+    if isinstance(db, str):
+        env["COGITATOR_DATABASE_URL"] = db
+    else:
+        env["COGITATOR_DB"] = str(db)
+    env["COGITATOR_DATA"] = str(data or (db.parent / "data" if isinstance(db, Path) else ROOT / "var" / "data"))
     return subprocess.run([sys.executable, "-m", "bot", "game", *args], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=60)
 
 
-def test_export_contract(tmp_path: Path) -> None:
-    db = tmp_path / "state.db"
+def test_export_contract(db_target: Path | str) -> None:
+    db = db_target
     store = GameStore(db)
     store.start(42, 1, user_id=111, user_name="Alice", opponent_id=222, opponent_name="Bob", edition="10e",
                 faction="Leagues of Votann", opponent_faction="Orks")
@@ -49,9 +54,9 @@ def test_export_contract(tmp_path: Path) -> None:
     assert [e["type"] for e in data["log"]] == ["start", "judgement", "shock", "riled", "vp"]
 
 
-def test_export_without_game_exits_2(tmp_path: Path) -> None:
-    done = run(tmp_path / "state.db", "export", "--channel", "7")
+def test_export_without_game_exits_2(db_target: Path | str) -> None:
+    done = run(db_target, "export", "--channel", "7")
     assert done.returncode == 2
     assert "no game" in json.loads(done.stdout)["error"]
-    bad = run(tmp_path / "state.db", "export", "--channel", "-5")
+    bad = run(db_target, "export", "--channel", "-5")
     assert bad.returncode == 2 and "channel id" in bad.stderr

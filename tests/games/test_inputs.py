@@ -88,8 +88,8 @@ async def test_end_board_and_history(console: ConsoleSession) -> None:
     assert "Alice 4 – 0 Bob" in reply.text() and "finished" in reply.text()
 
 
-def test_export_of_a_db_that_never_had_games(tmp_path: Path) -> None:
-    store = GameStore(tmp_path / "g.db")
+def test_export_of_a_db_that_never_had_games(db_target: Path | str) -> None:
+    store = GameStore(db_target)
     assert store.export(5) is None
     assert store.verify(5)
     store.close()

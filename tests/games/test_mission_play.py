@@ -46,8 +46,8 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def store(tmp_path: Path, clock: FakeClock):
-    s = GameStore(tmp_path / "g.db", now=clock)
+def store(db_target: Path | str, clock: FakeClock):
+    s = GameStore(db_target, now=clock)
     yield s
     s.close()
 
@@ -331,11 +331,11 @@ def test_clock_start_pass_pause_resume_and_follow(store: GameStore, clock: FakeC
     assert store.verify(CH)
 
 
-def test_clock_error_after_100_passes_and_5_restarts_is_under_a_second(tmp_path: Path) -> None:
+def test_clock_error_after_100_passes_and_5_restarts_is_under_a_second(db_target: Path | str) -> None:
     """The target: held time per player, as the tracker derives it, against a model of the wall clock."""
     clock = FakeClock()
     rng = random.Random(13)
-    store = GameStore(tmp_path / "c.db", now=clock)
+    store = GameStore(db_target, now=clock)
     start(store)
     store.act(CH, mp.clock_start, ALICE, 180)
     used = [0.0, 0.0]
@@ -349,7 +349,7 @@ def test_clock_error_after_100_passes_and_5_restarts_is_under_a_second(tmp_path:
         holder = 1 - holder
         if i in restarts:
             store.close()
-            store = GameStore(tmp_path / "c.db", now=clock)
+            store = GameStore(db_target, now=clock)
     clock.tick(42.0)
     used[holder] += 42.0
     got = export(store)["clock"]["used_s"]
@@ -360,9 +360,9 @@ def test_clock_error_after_100_passes_and_5_restarts_is_under_a_second(tmp_path:
     store.close()
 
 
-def test_clock_against_wall_time_across_restarts(tmp_path: Path) -> None:
+def test_clock_against_wall_time_across_restarts(db_target: Path | str) -> None:
     """With the real clock: time used by both players adds up to the wall time since the start."""
-    store = GameStore(tmp_path / "w.db")
+    store = GameStore(db_target)
     start(store)
     t0 = time.time()
     store.act(CH, mp.clock_start, ALICE, 180)
@@ -372,7 +372,7 @@ def test_clock_against_wall_time_across_restarts(tmp_path: Path) -> None:
         holder = 1 - holder
         if i % 20 == 19:
             store.close()
-            store = GameStore(tmp_path / "w.db")
+            store = GameStore(db_target)
     used = export(store)["clock"]["used_s"]
     wall = time.time() - t0
     assert abs(used[str(ALICE)] + used[str(BOB)] - wall) < 1.0

@@ -24,7 +24,7 @@ def _spawn(code: str, *args: str) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _new_game(path: Path, edition: str = "11e", starting_cp: int = 0) -> None:
+def _new_game(path: Path | str, edition: str = "11e", starting_cp: int = 0) -> None:
     store = GameStore(path)
     store.start(CH, 501, user_id=ALICE, user_name="Alice", opponent_id=BOB, opponent_name="Bob", edition=edition,
                 faction="Orks", opponent_faction="Leagues of Votann", starting_cp=starting_cp)
@@ -52,8 +52,8 @@ print("done")
 """
 
 
-def test_two_processes_500_interleaved_cp_changes(tmp_path: Path) -> None:
-    path = tmp_path / "race.db"
+def test_two_processes_500_interleaved_cp_changes(db_target: Path | str) -> None:
+    path = db_target
     _new_game(path)
     procs = [_spawn(RACER, str(path), str(ALICE)), _spawn(RACER, str(path), str(BOB))]
     for proc in procs:
@@ -116,10 +116,11 @@ while True:
 """
 
 
-def _consistent(path: Path) -> dict:
-    conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    conn.close()
+def _consistent(path: Path | str) -> dict:
+    if isinstance(path, Path):
+        conn = sqlite3.connect(path)
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        conn.close()
     store = GameStore(path)
     try:
         assert store.verify(CH)
@@ -133,8 +134,8 @@ def _consistent(path: Path) -> dict:
         store.close()
 
 
-def test_kill_9_at_random_moments_leaves_db_consistent(tmp_path: Path) -> None:
-    path = tmp_path / "kill.db"
+def test_kill_9_at_random_moments_leaves_db_consistent(db_target: Path | str) -> None:
+    path = db_target
     _new_game(path, "10e", starting_cp=20)
     for delay in (0.05, 0.13, 0.21, 0.34):
         proc = _spawn(LOOPER, str(path))
@@ -164,8 +165,8 @@ store.act(1001, gc.vp_add, 111, 7)
 """
 
 
-def test_kill_9_inside_a_transaction_rolls_it_back(tmp_path: Path) -> None:
-    path = tmp_path / "mid.db"
+def test_kill_9_inside_a_transaction_rolls_it_back(db_target: Path | str) -> None:
+    path = db_target
     _new_game(path)
     before = GameStore(path)
     expected = before.export(CH)

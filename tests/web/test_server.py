@@ -55,8 +55,8 @@ async def test_wrong_revoked_and_malformed_tokens_are_404(web_console: ConsoleSe
     link = await overlay_link(web_console)
     base = link.split("/o/")[0]
     token = link.split("/o/")[1].strip("/")
-    stored = web_console.bot.services.overlay_tokens._conn.execute(
-        "SELECT token_hash FROM overlay_tokens").fetchall()
+    with web_console.bot.services.storage.read() as conn:
+        stored = conn.execute("SELECT token_hash FROM overlay_tokens").fetchall()
     assert [r[0] for r in stored] == [token_hash(token)], "only the hash is stored"
     replies = await web_console.send("/game overlay revoke:true")
     assert replies[0].ephemeral and "Revoked 1" in replies[0].text()
