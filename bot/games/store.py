@@ -299,8 +299,15 @@ class GameStore:
         """True when the stored snapshot equals the fold of the log (the log is the truth)."""
         with self._read() as conn:
             row = self._latest_game(conn, channel_id)
-        if row is None:
-            return True
+        return True if row is None else self._consistent(row)
+
+    def verify_game(self, game_id: int) -> bool:
+        """`verify` for one game by id (any status)."""
+        with self._read() as conn:
+            row = conn.execute("SELECT id, state FROM games WHERE id = ?", (game_id,)).fetchone()
+        return row is not None and self._consistent(row)
+
+    def _consistent(self, row: Any) -> bool:
         log = self.events(row["id"])
         derived = events.fold(events.effective(log))
         derived.seq = log[-1]["seq"]

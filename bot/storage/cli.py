@@ -1,0 +1,60 @@
+"""`python -m bot migrate-store --from sqlite:PATH --to postgresql://… [--resume]`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from bot.config import Settings
+from bot.storage.base import StorageError
+
+
+def _target(text: str) -> str:
+    if text.startswith(("postgresql://", "postgres://")):
+        return text
+    if text.startswith("sqlite:"):
+        path = text[len("sqlite:"):]
+        if not path:
+            raise argparse.ArgumentTypeError("sqlite: needs a path, e.g. sqlite:var/cogitator.db")
+        return path
+    raise argparse.ArgumentTypeError(f"expected sqlite:PATH or postgresql://…, got {text[:60]!r}")
+
+
+def add_subcommands(sub: argparse._SubParsersAction) -> None:
+    move = sub.add_parser("migrate-store", help="copy every game, setting and overlay link to another backend")
+    move.add_argument("--from", dest="source", type=_target, required=True, help="sqlite:PATH or postgresql://…")
+    move.add_argument("--to", dest="target", type=_target, required=True, help="sqlite:PATH or postgresql://…")
+    move.add_argument("--resume", action="store_true", help="continue an interrupted move into a non-empty target")
+    move.set_defaults(func=cmd_migrate_store)
+
+
+def cmd_migrate_store(args: argparse.Namespace, settings: Settings) -> int:
+    from pathlib import Path
+
+    from bot.storage import is_postgres_url, open_storage
+    from bot.storage.move import move, report_json
+
+    if not is_postgres_url(args.source) and not Path(args.source).is_file():
+        print(f"cogitator: migrate-store: no SQLite database at {args.source}", file=sys.stderr)
+        return 2
+    source = target = None
+    try:
+        source, target = open_storage(args.source), open_storage(args.target)
+        tty = sys.stderr.isatty()
+
+        def progress(done: int, total: int) -> None:
+            if tty:
+                print(f"\rcopied {done}/{total} games", end="", file=sys.stderr, flush=True)
+
+        report = move(source, target, resume=args.resume, progress=progress)
+        if tty:
+            print(file=sys.stderr)
+    except StorageError as error:
+        print(f"cogitator: migrate-store: {error}", file=sys.stderr)
+        return 2
+    finally:
+        for storage in (source, target):
+            if storage is not None:
+                storage.close()
+    print(report_json(report))
+    return 0 if not report.differences else 1
