@@ -100,6 +100,6 @@ def test_every_state_namespace_is_known_to_the_start_up_check() -> None:
     root = Path(__file__).resolve().parents[2] / "bot"
     used = set()
     for path in root.rglob("*.py"):
-        used |= set(re.findall(r"apply_migrations\(\s*[\w.]+,\s*\"(\w+)\"", path.read_text(encoding="utf-8")))
+        used |= set(re.findall(r"\.migrate\(\s*\"(\w+)\"", path.read_text(encoding="utf-8")))
     assert used and used <= set(db.STATE_SCHEMAS), used - set(db.STATE_SCHEMAS)
     assert set(db.state_schemas()) == set(db.STATE_SCHEMAS)

@@ -5,20 +5,23 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import aiohttp
 import pytest
 
 from bot.config import Settings
 from bot.console import ConsoleSession
+from tests.conftest import backend_settings
 
 ALICE, BOB = 111, 222
 LINK = re.compile(r"http://127\.0\.0\.1:\d+/o/[A-Za-z0-9_-]{43}/")
 
 
 @pytest.fixture
-def web_settings(settings: Settings) -> Settings:
-    return dataclasses.replace(settings, web_port=0)  # 0: the system picks a free port
+def web_settings(settings: Settings, db_target: Path | str) -> Settings:
+    """On both state backends; port 0: the system picks a free port."""
+    return dataclasses.replace(backend_settings(settings, db_target), web_port=0)
 
 
 @pytest.fixture

@@ -116,7 +116,7 @@ async def test_a_change_from_another_process_reaches_the_stream(web_console: Con
 
     await start_game(web_console)
     link = await overlay_link(web_console)
-    other = GameStore(web_console.settings.db_path)
+    other = GameStore(web_console.settings.database_url or web_console.settings.db_path)
     try:
         async with http.get(link + "events") as stream:
             await next_state(stream.content)
