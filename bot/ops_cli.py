@@ -155,9 +155,20 @@ def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
     """Open every state store (each applies its own pending migrations) and report the versions."""
     from bot.services import Services
 
+    if settings.database_url:  # PostgreSQL: the start-up check migrates every feature and probes a write
+        from bot.storage.check import StorageError, check_postgres
+        from bot.storage.postgres import redact
+
+        try:
+            versions = check_postgres(settings.database_url)
+        except StorageError as error:
+            return _fail(OpsError(f"migration failed: {error}", "COGITATOR_DATABASE_URL"))
+        _emit({"database": redact(settings.database_url), "schema_versions": versions})
+        return 0
+
     services = Services(settings)
     try:
-        for name in ("games", "guild_settings"):
+        for name in ("games", "guild_settings", "overlay_tokens"):
             getattr(services, name)
     except (sqlite3.Error, OSError, SchemaTooNew) as error:
         from bot.storage.check import cause

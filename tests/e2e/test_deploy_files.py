@@ -12,7 +12,8 @@ from bot.__main__ import build_parser
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 REPO = DEPLOY.parent
-FILES = ["cogitator.service", "cogitator@.service", "cogitator-backup.service", "Containerfile"]
+FILES = ["cogitator.service", "cogitator@.service", "cogitator-backup.service", "Containerfile",
+         "compose.postgres.yaml"]
 
 
 def bot_invocations(text: str) -> list[list[str]]:
