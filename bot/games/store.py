@@ -308,11 +308,7 @@ class GameStore:
         return row is not None and self._consistent(row)
 
     def _consistent(self, row: Any) -> bool:
-        log = self.events(row["id"])
-        derived = events.fold(events.effective(log))
-        derived.seq = log[-1]["seq"]
-        # Through from_dict, so a snapshot written before a state field existed compares with its default.
-        return derived.to_dict() == GameState.from_dict(json.loads(row["state"])).to_dict()
+        return snapshot_matches(row["state"], self.events(row["id"]))
 
     # ---- writing ---------------------------------------------------------------------------------
 
@@ -416,6 +412,14 @@ class GameStore:
 
     def end(self, channel_id: int, user_id: int, *, manager: bool = False, abandon: bool = False) -> Result:
         return self.act(channel_id, commands.end_game, user_id, manager=manager, abandon=abandon)
+
+
+def snapshot_matches(snapshot: str, log: list[dict[str, Any]]) -> bool:
+    """True when the stored JSON snapshot equals the fold of the game's log (the log is the truth)."""
+    derived = events.fold(events.effective(log))
+    derived.seq = log[-1]["seq"]
+    # Through from_dict, so a snapshot written before a state field existed compares with its default.
+    return derived.to_dict() == GameState.from_dict(json.loads(snapshot)).to_dict()
 
 
 def _effective_seqs(conn: Conn, game_id: int) -> list[int]:

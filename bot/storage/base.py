@@ -19,6 +19,7 @@ class Cursor(Protocol):
 
 class Conn(Protocol):
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor: ...
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> Any: ...
 
 
 class Storage(Protocol):

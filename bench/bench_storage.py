@@ -1,0 +1,192 @@
+"""State backends side by side (issue 15): the same tracker work on SQLite and on PostgreSQL.
+
+    .venv/bin/python bench/bench_storage.py [--games 10000] [--commands 1000] [--sample-games 10]
+
+Fills an SQLite state database the way bench_games.py does (scripted battles through the console, cloned
+to --games finished games), then: moves it to a throwaway PostgreSQL server with `migrate-store`'s code
+(timed and verified), times the same command mix through the real CommandTree on both backends, and races
+4 processes x 250 interleaved CP changes on one channel on each backend.
+
+Targets: round trip p99 < 20 ms on SQLite and < 30 ms on PostgreSQL (loopback) with 10,000 stored games;
+4 x 250 changes: 1,000 of 1,000 kept on both; the move: 10,000 games in under 60 s, 0 differences.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.bench_games import _no_catalog, clone_games, play_games  # noqa: E402
+from bot.config import Settings  # noqa: E402
+from bot.console import ConsoleSession  # noqa: E402
+from bot.games import missions  # noqa: E402
+from bot.services import Services  # noqa: E402
+
+P99_TARGET_MS = 20.0
+
+MIX = ["/cp gain amount:1", "/cp spend amount:1", "/judgement add unit:Warriors force:true",
+       "/strat use name:Command Re-roll unit:Boyz cost:0 force:true", "/vp add amount:1",
+       "/vp primary amount:1 force:true", "/vp secondary amount:1 card:Assassination force:true",
+       "/clock pause", "/clock resume", "/riled add unit:Nobz until:end-of-next-turn", "/game status",
+       "/cp show", "/game undo", "/vp set amount:3", "/game score"]
+
+
+async def time_commands(console: ConsoleSession, commands: int) -> tuple[list[float], int]:
+    """Round trips (ms) of the command mix on a new game in channel 4242, after a cold restart."""
+    await console.restart()  # cold caches, as after a deploy
+    await console.send(":channel 4242")
+    await console.send(":as 111")
+    await console.send("/game start opponent:222 edition:11e faction:Orks opponent_faction:Necrons "
+                       "starting_cp:5 mission:Meatgrinder")
+    await console.send("/clock start")
+    await console.send("/secondary draw card:Assassination mode:fixed")
+    timings = []
+    refused = 0
+    for i in range(commands):
+        line = MIX[i % len(MIX)]
+        t = time.perf_counter()
+        replies = await console.send(line)
+        timings.append((time.perf_counter() - t) * 1000)
+        refused += bool(replies and replies[-1].ephemeral and line not in ("/cp show", "/game score"))
+    return timings, refused
+
+
+def quantiles(timings: list[float]) -> tuple[float, float, float]:
+    q = statistics.quantiles(sorted(timings), n=100)
+    return q[49], q[94], q[98]
+
+
+RACER = """
+import sys, time
+from bot.games import commands as gc
+from bot.games.store import GameStore
+target, user, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+store = GameStore(target)
+print("ready", flush=True)
+sys.stdin.readline()
+for i in range(n):
+    if i % 2 == 0:
+        store.act(77, gc.cp_gain, user, 1, force=True)
+    else:
+        store.act(77, gc.cp_spend, user, 1)
+store.close()
+"""
+
+
+def race(target: str, processes: int = 4, changes: int = 250) -> tuple[int, int, float]:
+    """`processes` writers × `changes` interleaved CP changes on one channel: (kept, expected, changes/s)."""
+    import subprocess
+
+    from bot.games.store import GameStore
+
+    store = GameStore(target)
+    store.start(77, 1, user_id=111, user_name="A", opponent_id=222, opponent_name="B", edition="11e",
+                faction="Orks", opponent_faction="Orks", starting_cp=10)
+    store.close()
+    procs = [subprocess.Popen([sys.executable, "-c", RACER, target, str((111, 222)[i % 2]), str(changes)],
+                              cwd=Path(__file__).resolve().parents[1], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True) for i in range(processes)]
+    for proc in procs:
+        assert proc.stdout and proc.stdout.readline().strip() == "ready"
+    t0 = time.perf_counter()
+    for proc in procs:
+        assert proc.stdin
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    for proc in procs:
+        proc.wait(600)
+    elapsed = time.perf_counter() - t0
+    store = GameStore(target)
+    data = store.export(77)
+    store.close()
+    kept = sum(1 for e in data["log"] if e["type"] == "cp")
+    seqs = [e["seq"] for e in data["log"]]
+    assert seqs == list(range(1, len(seqs) + 1)), "a gap or a duplicate in the log"
+    return kept, processes * changes, kept / elapsed
+
+
+PG_P99_TARGET_MS = 30.0
+MOVE_TARGET_S = 60.0
+
+
+async def postgres_side(sqlite_path: Path, settings: Settings, commands: int) -> list[str]:
+    """The same database moved to PostgreSQL (the move is timed and verified), the same round trips on it,
+    and the 4-process race on both backends."""
+    import dataclasses
+
+    from bot.storage import open_storage
+    from bot.storage.move import move
+    from tests.pgserver import start_or_skip
+
+    server = start_or_skip()
+    lines = []
+    try:
+        url = server.new_schema_url()
+        source, target = open_storage(sqlite_path), open_storage(url)
+        report = move(source, target)
+        source.close()
+        target.close()
+        lines.append(f"move SQLite -> PostgreSQL     {report.games:,} games, {report.events:,} events in {report.seconds:.1f} s, "
+                     f"{report.verified:,} verified, {len(report.differences)} differences   target < {MOVE_TARGET_S:.0f} s   "
+                     f"ratio {report.seconds / MOVE_TARGET_S:.2f}")
+        console = await ConsoleSession.open(dataclasses.replace(settings, database_url=url))
+        try:
+            timings, refused = await time_commands(console, commands)
+        finally:
+            await console.close()
+        p50, p95, p99 = quantiles(timings)
+        lines.append(f"PostgreSQL round trip p50 / p95 / p99  {p50:.2f} / {p95:.2f} / {p99:.2f} ms ({refused} refusals)   "
+                     f"target p99 < {PG_P99_TARGET_MS:.0f} ms   ratio {p99 / PG_P99_TARGET_MS:.2f}")
+        for name, target_db in (("SQLite", str(sqlite_path.parent / "race.db")), ("PostgreSQL", server.new_schema_url())):
+            kept, expected, rate = race(target_db)
+            lines.append(f"4 processes x 250 changes, {name:<10}  {kept} of {expected} kept, {rate:.0f} changes/s")
+    finally:
+        server.stop()
+    return lines
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--games", type=int, default=10_000)
+    parser.add_argument("--commands", type=int, default=1_000)
+    parser.add_argument("--sample-games", type=int, default=10)
+    args = parser.parse_args()
+    Services.catalog = property(_no_catalog)  # type: ignore[assignment]
+    missions.catalog()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "state.db"
+        settings = Settings(token=None, db_path=path, data_dir=Path(tmp) / "data", log_level="WARNING",
+                            sync_commands=False)
+        console = await ConsoleSession.open(settings)
+        try:
+            await console.send("/help")
+            await play_games(console, range(5000, 5000 + args.sample_games))
+            import sqlite3
+
+            conn = sqlite3.connect(path)
+            template_ids = [r[0] for r in conn.execute("SELECT id FROM games")]
+            conn.close()
+            clone_games(path, template_ids, args.games)
+            timings, refused = await time_commands(console, args.commands)
+        finally:
+            await console.close()
+        p50, p95, p99 = quantiles(timings)
+        print(f"games in database            {args.games:,}")
+        print(f"SQLite round trip p50 / p95 / p99  {p50:.2f} / {p95:.2f} / {p99:.2f} ms ({refused} refusals)   "
+              f"target p99 < {P99_TARGET_MS:.0f} ms   ratio {p99 / P99_TARGET_MS:.2f}")
+        for line in await postgres_side(path, settings, args.commands):
+            print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("COGITATOR_LOG_LEVEL", "WARNING")
+    sys.exit(asyncio.run(main()))
