@@ -16,6 +16,7 @@ import pytest
 from bot.console import ConsoleSession
 from bot.services import Services
 from cogs.game import LiveBoards
+from tests.conftest import backend_settings
 from tests.games.fakes import FakeCatalog
 
 CH = 1001
@@ -131,7 +132,8 @@ async def run_script(console: ConsoleSession, clock: FakeClock, *, restart: bool
 
 
 async def test_five_rounds_with_restarts_end_with_the_same_export(settings, clock: FakeClock,
-                                                                 fake_catalog: FakeCatalog, tmp_path) -> None:
+                                                                 fake_catalog: FakeCatalog, tmp_path,
+                                                                 request: pytest.FixtureRequest) -> None:
     plain = await ConsoleSession.open(settings)
     try:
         texts = await run_script(plain, clock, restart=False)
@@ -141,7 +143,8 @@ async def test_five_rounds_with_restarts_end_with_the_same_export(settings, cloc
         await plain.close()
 
     clock.t = 1_800_000_000.0
-    other = settings.__class__(**{**settings.__dict__, "db_path": tmp_path / "restarted.db"})
+    fresh = request.getfixturevalue("pg_server").new_schema_url() if settings.database_url else tmp_path / "restarted.db"
+    other = backend_settings(settings, fresh)  # a second, empty database on the same backend
     restarted = await ConsoleSession.open(other)
     try:
         await run_script(restarted, clock, restart=True)
