@@ -1,8 +1,16 @@
-"""Catalog fixtures: one fully loaded catalog (seeds + wh40kdc + both shared datasets) per session."""
+"""Catalog fixtures, built once per session:
+
+- `small_dir` / `small_catalog`: seeds + wh40kdc + the small exports in `tests/fixtures/` (written by us in the
+  real Wahapedia and game-datacards formats, quirks included). Always available: a fresh clone has them.
+- `full_dir` / `full_catalog`: seeds + wh40kdc + the complete shared datasets. Only where `COGITATOR_SHARED`
+  or `../shared` exists (CI, the team's machines); elsewhere every test using them is skipped, and the
+  pytest summary gives the reason.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +25,18 @@ SHARED = Path(os.environ.get("COGITATOR_SHARED", REPO.parent / "shared"))
 WAHAPEDIA = SHARED / "datasets" / "wahapedia-10e"
 GDC = SHARED / "datasets" / "gdc-11e"
 SEEDS = REPO / "data" / "seeds"
+FIXTURES = REPO / "tests" / "fixtures"
+FIX_WAHAPEDIA = FIXTURES / "wahapedia-10e"
+FIX_GDC = FIXTURES / "gdc-11e-small"  # the catalog fixtures; tests/fixtures/gdc-11e holds the errata tests' own
+HAVE_SHARED = WAHAPEDIA.is_dir() and GDC.is_dir()
+NO_SHARED = (f"complete shared datasets not found at {SHARED}/datasets (a fresh clone has none; "
+             "set COGITATOR_SHARED to run the full-data tests)")
+
+
+def need_shared() -> None:
+    """Skip the calling test (or fixture) when the complete shared datasets are absent."""
+    if not HAVE_SHARED:
+        pytest.skip(NO_SHARED)
 
 
 def settings_for(folder: Path) -> Settings:
@@ -24,7 +44,7 @@ def settings_for(folder: Path) -> Settings:
                     sync_commands=False)
 
 
-def _built_once(tmp_path_factory: pytest.TempPathFactory, name: str, full: bool) -> Path:
+def _built_once(tmp_path_factory: pytest.TempPathFactory, name: str, sources: tuple[Path, Path] | None) -> Path:
     """Build into a fixed folder of this session's temp dir, once, even when the fixture is requested
     from two conftest files (tests/catalog and tests/rules); a marker file says the build finished."""
     folder = tmp_path_factory.getbasetemp() / name
@@ -34,9 +54,9 @@ def _built_once(tmp_path_factory: pytest.TempPathFactory, name: str, full: bool)
     folder.mkdir(parents=True, exist_ok=True)
     catalog = open_catalog(settings_for(folder))
     try:
-        if full:
-            catalog.import_dataset("wahapedia", WAHAPEDIA)
-            catalog.import_dataset("gdc", GDC)
+        if sources:
+            catalog.import_dataset("wahapedia", sources[0])
+            catalog.import_dataset("gdc", sources[1])
     finally:
         catalog.close()
     done.touch()
@@ -46,7 +66,8 @@ def _built_once(tmp_path_factory: pytest.TempPathFactory, name: str, full: bool)
 @pytest.fixture(scope="session")
 def full_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data dir whose catalog.sqlite holds everything; tests must not write to it."""
-    return _built_once(tmp_path_factory, "catalog-full", full=True)
+    need_shared()
+    return _built_once(tmp_path_factory, "catalog-full", (WAHAPEDIA, GDC))
 
 
 @pytest.fixture(scope="session")
@@ -59,7 +80,20 @@ def full_catalog(full_dir: Path) -> Iterator[Catalog]:
 @pytest.fixture(scope="session")
 def base_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Seeds + wh40kdc only, built once; tests copy it before writing."""
-    return _built_once(tmp_path_factory, "catalog-base", full=False)
+    return _built_once(tmp_path_factory, "catalog-base", None)
+
+
+@pytest.fixture(scope="session")
+def small_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Seeds + wh40kdc + the repository's small Wahapedia and gdc fixtures; tests must not write to it."""
+    return _built_once(tmp_path_factory, "catalog-small", (FIX_WAHAPEDIA, FIX_GDC))
+
+
+@pytest.fixture(scope="session")
+def small_catalog(small_dir: Path) -> Iterator[Catalog]:
+    catalog = open_catalog(settings_for(small_dir))
+    yield catalog
+    catalog.close()
 
 
 def copy_catalog(source_dir: Path, target_dir: Path) -> Path:
@@ -74,13 +108,11 @@ def copy_catalog(source_dir: Path, target_dir: Path) -> Path:
     return target_dir
 
 
-def small_wahapedia(target: Path, rows: int = 150) -> Path:
-    """The real export cut to its first `rows` data lines per file: same dialect (BOM, CRLF, trailing '|'),
-    a fraction of the parse time, for tests that import it several times."""
-    target.mkdir(parents=True, exist_ok=True)
-    for src in WAHAPEDIA.glob("*.csv"):
-        lines = src.read_bytes().split(b"\r\n")
-        (target / src.name).write_bytes(b"\r\n".join(lines[: rows + 1]) + b"\r\n")
+def copy_fixture(source: Path, target: Path) -> Path:
+    """A writable copy of one of the fixture folders (for tests that break files on purpose)."""
+    shutil.copytree(source, target)
+    for f in target.iterdir():
+        f.chmod(0o644)
     return target
 
 

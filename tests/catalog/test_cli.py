@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import GDC, REPO, copy_catalog
+from .conftest import FIX_GDC, REPO, copy_catalog
 
 
 def run(args: list[str], data_dir: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -23,8 +23,8 @@ def run(args: list[str], data_dir: Path, stdin: str | None = None) -> subprocess
                           cwd=REPO, env=env, timeout=120)
 
 
-def test_lookup_json(full_dir: Path) -> None:
-    proc = run(["lookup", "dev wounds", "--kind", "rule", "--edition", "11e", "--limit", "3", "--json"], full_dir)
+def test_lookup_json(small_dir: Path) -> None:
+    proc = run(["lookup", "dev wounds", "--kind", "rule", "--edition", "11e", "--limit", "3", "--json"], small_dir)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["query"] == "dev wounds"
@@ -34,9 +34,9 @@ def test_lookup_json(full_dir: Path) -> None:
     assert len(doc["results"]) <= 3
 
 
-def test_lookup_batch_from_stdin(full_dir: Path) -> None:
+def test_lookup_batch_from_stdin(small_dir: Path) -> None:
     queries = ["lethal hits", "CRR", "", "🙂", "x" * 10_000, "'; DROP TABLE entries; --", "24.23"]
-    proc = run(["lookup", "-", "--json", "--limit", "2"], full_dir, stdin="\n".join(queries) + "\n")
+    proc = run(["lookup", "-", "--json", "--limit", "2"], small_dir, stdin="\n".join(queries) + "\n")
     assert proc.returncode == 0, proc.stderr
     lines = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [d["query"] for d in lines] == queries
@@ -50,14 +50,14 @@ def test_lookup_batch_from_stdin(full_dir: Path) -> None:
     (["--kind", "spell"], "kind"), (["--edition", "9e"], "edition"), (["--limit", "0"], "limit"),
     (["--limit", "many"], "limit"),
 ])
-def test_lookup_bad_options_exit_2_with_json(full_dir: Path, args: list[str], field: str) -> None:
-    proc = run(["lookup", "x", "--json", *args], full_dir)
+def test_lookup_bad_options_exit_2_with_json(small_dir: Path, args: list[str], field: str) -> None:
+    proc = run(["lookup", "x", "--json", *args], small_dir)
     assert proc.returncode == 2
     assert json.loads(proc.stdout)["field"] == field
 
 
-def test_import_reports_errors_and_changes_nothing(full_dir: Path, tmp_path: Path) -> None:
-    data = copy_catalog(full_dir, tmp_path / "data")
+def test_import_reports_errors_and_changes_nothing(small_dir: Path, tmp_path: Path) -> None:
+    data = copy_catalog(small_dir, tmp_path / "data")
     bad = tmp_path / "bad.json"
     bad.write_text('{"name": "Orks", "source": "40k-11e",\n"datasheets": [}', encoding="utf-8")
     before = _snapshot(data)
@@ -66,7 +66,7 @@ def test_import_reports_errors_and_changes_nothing(full_dir: Path, tmp_path: Pat
     err = json.loads(proc.stdout)
     assert err["line"] == 2 and err["file"].endswith("bad.json") and "JSON" in err["error"]
     assert _snapshot(data) == before
-    ok = run(["import", "gdc", str(GDC / "votann.json")], data)
+    ok = run(["import", "gdc", str(FIX_GDC / "votann.json")], data)
     assert ok.returncode == 0 and "gdc:leagues-of-votann" in ok.stdout
     assert _snapshot(data)[0] == before[0]  # the same file again: replaced, not duplicated
 

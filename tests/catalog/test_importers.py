@@ -1,4 +1,5 @@
-"""Importers on the real shared files, and on broken copies of them: precise errors, nothing changed."""
+"""Importers on the repository's fixtures in the real formats (and on the complete shared files where present),
+and on broken copies of them: precise errors, nothing changed."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from bot.catalog.markdown import html_to_markdown
 from bot.catalog.model import CatalogImportError
 from bot.catalog.service import Catalog
 
-from .conftest import GDC, WAHAPEDIA, small_wahapedia
+from .conftest import FIX_GDC, FIX_WAHAPEDIA, copy_fixture
 
 # ---------------------------------------------------------------------------------------------
 # HTML -> Markdown
@@ -49,23 +50,32 @@ def test_html_to_markdown_never_fails(pieces: list[str]) -> None:
 
 
 def _copy_wahapedia(tmp_path: Path) -> Path:
-    folder = tmp_path / "wahapedia"
-    shutil.copytree(WAHAPEDIA, folder)
-    for f in folder.iterdir():
-        f.chmod(0o644)
-    return folder
+    return copy_fixture(FIX_WAHAPEDIA, tmp_path / "wahapedia")
 
 
 def test_wahapedia_real_export(full_catalog: Catalog) -> None:
     names = {d["name"]: d for d in full_catalog.datasets()}
     assert names["wahapedia:10e"]["entries"] > 9000
-    hit = full_catalog.search("warboss", kind="datasheet", edition="10e")[0]
-    boss = full_catalog.get(hit.id)
+    _check_wahapedia_entries(full_catalog)
+
+
+def test_wahapedia_fixture_export(small_catalog: Catalog) -> None:
+    names = {d["name"]: d for d in small_catalog.datasets()}
+    assert names["wahapedia:10e"]["entries"] == 26
+    _check_wahapedia_entries(small_catalog)
+    guard = small_catalog.get(small_catalog.search("custodian guard", kind="datasheet", edition="10e")[0].id)
+    assert guard.data["points"] == [{"models": 4, "points": 170}, {"models": 5, "points": 210}]
+    assert guard.faction == "Adeptus Custodes" and guard.data["profiles"][0]["InSv"] == 4
+
+
+def _check_wahapedia_entries(catalog: Catalog) -> None:
+    hit = catalog.search("warboss", kind="datasheet", edition="10e")[0]
+    boss = catalog.get(hit.id)
     assert boss.source.startswith("Wahapedia export 2025-11-14")
     kombi = next(w for w in boss.data["weapons"] if w["name"] == "Kombi-weapon")
     assert kombi["keywords"] == ["ANTI-INFANTRY 4+", "DEVASTATING WOUNDS", "RAPID FIRE 1"]
     assert boss.data["profiles"][0]["T"] == 5 and boss.data["profiles"][0]["InSv"] == 5
-    strat = full_catalog.get(full_catalog.search("tank shock", kind="stratagem", edition="10e")[0].id)
+    strat = catalog.get(catalog.search("tank shock", kind="stratagem", edition="10e")[0].id)
     assert strat.data["when"].startswith("Your Charge phase") and "<" not in strat.text and "href" not in strat.text
 
 
@@ -107,21 +117,20 @@ def test_wahapedia_non_utf8_and_oversize(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_wahapedia_reimport_replaces_and_failure_changes_nothing(writable_catalog: Catalog, tmp_path: Path) -> None:
-    small = small_wahapedia(tmp_path / "small")
     before = writable_catalog.count()
-    first = writable_catalog.import_dataset("wahapedia", small)
+    first = writable_catalog.import_dataset("wahapedia", FIX_WAHAPEDIA)
     after_first = writable_catalog.count()
-    assert first["wahapedia:10e"] > 100 and after_first == before + first["wahapedia:10e"]
-    writable_catalog.import_dataset("wahapedia", small)
+    assert first["wahapedia:10e"] == 26 and after_first == before + first["wahapedia:10e"]
+    writable_catalog.import_dataset("wahapedia", FIX_WAHAPEDIA)
     assert writable_catalog.count() == after_first  # replaced, not duplicated
-    broken = small_wahapedia(tmp_path / "broken")
+    broken = copy_fixture(FIX_WAHAPEDIA, tmp_path / "broken")
     text = (broken / "Stratagems.csv").read_bytes().decode("utf-8-sig").split("\r\n")
-    text[40] = text[40] + "|stray"
+    text[4] = text[4] + "|stray"
     (broken / "Stratagems.csv").write_bytes("\r\n".join(text).encode())
     sample = writable_catalog.search("explosive clearance", edition="10e", kind="stratagem")[0]
     with pytest.raises(CatalogImportError) as info:
         writable_catalog.import_dataset("wahapedia", broken)
-    assert info.value.line == 41 and info.value.path.endswith("Stratagems.csv")
+    assert info.value.line == 5 and info.value.path.endswith("Stratagems.csv")
     assert writable_catalog.count() == after_first
     assert writable_catalog.get(sample.id) is not None
 
@@ -130,33 +139,33 @@ def test_wahapedia_reimport_replaces_and_failure_changes_nothing(writable_catalo
 # game-datacards
 
 
-def test_gdc_core_rules_are_complete_and_numbered(full_catalog: Catalog) -> None:
-    lethal = full_catalog.get("11e:rule:gdc.core:24-23-lethal-hits")
+def test_gdc_core_rules_are_complete_and_numbered(small_catalog: Catalog) -> None:
+    lethal = small_catalog.get("11e:rule:gdc.core:24-23-lethal-hits")
     assert lethal is not None and lethal.data["number"] == "24.23"
     assert "automatically wound the target" in lethal.text and "<k>" not in lethal.text
-    wound = full_catalog.get("11e:rule:gdc.core:05-02-wound-rolls")
+    wound = small_catalog.get("11e:rule:gdc.core:05-02-wound-rolls")
     assert "Strength is **TWICE (or more than twice)** the Toughness — 2+" in wound.text
-    sub = full_catalog.search("05.02.01", limit=1)[0]
+    sub = small_catalog.search("05.02.01", limit=1)[0]
     assert sub.name == "Multiple Toughness Characteristics"
-    advance = full_catalog.get("11e:rule:gdc.core:09-06-advance-move")
+    advance = small_catalog.get("11e:rule:gdc.core:09-06-advance-move")
     assert "**MAXIMUM DISTANCE:** Advance roll" in advance.text
 
 
-def test_empty_seed_tables_link_to_the_complete_rule(full_catalog: Catalog) -> None:
-    complete = full_catalog.complete_text_for("11e:rule:seed.core:wound-roll")
+def test_empty_seed_tables_link_to_the_complete_rule(small_catalog: Catalog) -> None:
+    complete = small_catalog.complete_text_for("11e:rule:seed.core:wound-roll")
     assert complete is not None and complete.id == "11e:rule:gdc.core:05-02-wound-rolls"
     # no 10th-edition core rules are loaded: the 10e page's empty table stays unlinked rather than borrowing 11e
-    assert full_catalog.complete_text_for("10e:rule:seed.core:wound-roll") is None
+    assert small_catalog.complete_text_for("10e:rule:seed.core:wound-roll") is None
 
 
-def test_gdc_faction_file(full_catalog: Catalog) -> None:
-    hit = full_catalog.search("bannernob", kind="datasheet", edition="11e")[0]
-    sheet = full_catalog.get(hit.id)
+def test_gdc_faction_file(small_catalog: Catalog) -> None:
+    hit = small_catalog.search("bannernob", kind="datasheet", edition="11e")[0]
+    sheet = small_catalog.get(hit.id)
     assert sheet.source == "game-datacards Orks"
     assert sheet.data["profiles"][0] == {"name": "Bannernob", "M": '6"', "T": 5, "Sv": 4, "InSv": 5, "W": 4,
                                          "Ld": 7, "OC": 6}
     assert sheet.data["weapons"][0]["keywords"] == ["RAPID FIRE 1"]
-    strat = full_catalog.get(full_catalog.search("armoured duellists", kind="stratagem")[0].id)
+    strat = small_catalog.get(small_catalog.search("armoured duellists", kind="stratagem")[0].id)
     assert strat.data["cp"] == 1 and strat.data["detachment"] == "Blitz Brigade"
 
 
@@ -179,13 +188,13 @@ def test_gdc_malformed_files_are_reported(tmp_path: Path, content: str, line: in
 
 def test_gdc_reimport_replaces_and_bad_file_changes_nothing(writable_catalog: Catalog, tmp_path: Path) -> None:
     before = writable_catalog.count()
-    counts = writable_catalog.import_dataset("gdc", GDC / "orks.json")
+    counts = writable_catalog.import_dataset("gdc", FIX_GDC / "orks.json")
     assert writable_catalog.count() == before + counts["gdc:orks"]
-    writable_catalog.import_dataset("gdc", GDC / "orks.json")
+    writable_catalog.import_dataset("gdc", FIX_GDC / "orks.json")
     assert writable_catalog.count() == before + counts["gdc:orks"]
     folder = tmp_path / "gdc"
     folder.mkdir()
-    shutil.copy(GDC / "votann.json", folder / "votann.json")
+    shutil.copy(FIX_GDC / "votann.json", folder / "votann.json")
     (folder / "zz_broken.json").write_text('{"name": "X", "source": "40k-11e", "datasheets": [', encoding="utf-8")
     with pytest.raises(CatalogImportError):
         writable_catalog.import_dataset("gdc", folder)  # the good file in the folder is not imported either
@@ -197,7 +206,7 @@ def test_json_size_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(common, "MAX_JSON_BYTES", 100)
     monkeypatch.setattr(gdc_json, "MAX_JSON_BYTES", 100)
     with pytest.raises(CatalogImportError) as info:
-        gdc_json.load_path(GDC / "orks.json")
+        gdc_json.load_path(FIX_GDC / "orks.json")
     assert "limit is 100 bytes" in info.value.reason
 
 
@@ -220,8 +229,8 @@ def test_random_json_is_imported_or_refused_cleanly(tmp_path_factory: pytest.Tem
 # wh40kdc
 
 
-def test_wh40kdc_overrides_fix_the_stompa(full_catalog: Catalog) -> None:
-    stompa = full_catalog.get("11e:datasheet:wh40kdc.orks:stompa")
+def test_wh40kdc_overrides_fix_the_stompa(small_catalog: Catalog) -> None:
+    stompa = small_catalog.get("11e:datasheet:wh40kdc.orks:stompa")
     weapons = {w["name"]: w for w in stompa.data["weapons"]}
     assert weapons["Supa-gatler – Aimed"]["keywords"] == ["LETHAL HITS: non-MONSTER/VEHICLE", "SUSTAINED HITS 1"]
     assert weapons["Supa-gatler – Aimed"]["corrections"]
@@ -253,10 +262,10 @@ def test_stale_override_is_an_error(tmp_path: Path) -> None:
     assert info.value.line == 1
 
 
-def test_every_entry_records_its_provenance(full_catalog: Catalog) -> None:
-    strat = full_catalog.get(full_catalog.search("tank shock", kind="stratagem", edition="10e")[0].id)
+def test_every_entry_records_its_provenance(small_catalog: Catalog) -> None:
+    strat = small_catalog.get(small_catalog.search("tank shock", kind="stratagem", edition="10e")[0].id)
     assert strat.data["provenance"]["file"] == "Stratagems.csv" and strat.data["provenance"]["line"] > 1
-    seed = full_catalog.get("11e:rule:seed.core:lethal-hits")
+    seed = small_catalog.get("11e:rule:seed.core:lethal-hits")
     assert seed.data["provenance"]["file"].endswith(".txt")
-    assert full_catalog.get("11e:rule:gdc.core:24-23-lethal-hits").data["provenance"] == {"file": "core_rules.json"}
-    assert full_catalog.get("11e:datasheet:wh40kdc.orks:stompa").data["provenance"]["package"] == "wh40kdc 1.4.5"
+    assert small_catalog.get("11e:rule:gdc.core:24-23-lethal-hits").data["provenance"] == {"file": "core_rules.json"}
+    assert small_catalog.get("11e:datasheet:wh40kdc.orks:stompa").data["provenance"]["package"] == "wh40kdc 1.4.5"

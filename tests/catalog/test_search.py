@@ -58,69 +58,69 @@ def top(catalog: Catalog, query: str, **kw) -> tuple[str, str, str]:
     return hits[0].name, hits[0].kind, hits[0].edition
 
 
-def test_tiers_exact_prefix_token_fuzzy(full_catalog: Catalog) -> None:
-    assert top(full_catalog, "Lethal Hits") == ("Lethal Hits", "rule", "11e")  # exact
-    assert top(full_catalog, "stomping jugg")[0] == "Stomping Juggernaut"  # prefix
-    assert top(full_catalog, "juggernaut stomping")[0] == "Stomping Juggernaut"  # tokens, any order
-    assert top(full_catalog, "stompin juggernot")[0] == "Stomping Juggernaut"  # fuzzy
+def test_tiers_exact_prefix_token_fuzzy(small_catalog: Catalog) -> None:
+    assert top(small_catalog, "Lethal Hits") == ("Lethal Hits", "rule", "11e")  # exact
+    assert top(small_catalog, "stomping jugg")[0] == "Stomping Juggernaut"  # prefix
+    assert top(small_catalog, "juggernaut stomping")[0] == "Stomping Juggernaut"  # tokens, any order
+    assert top(small_catalog, "stompin juggernot")[0] == "Stomping Juggernaut"  # fuzzy
 
 
-def test_aliases_and_rule_numbers(full_catalog: Catalog) -> None:
-    assert top(full_catalog, "DW")[0] == "Devastating Wounds"
-    assert top(full_catalog, "dev wounds")[0] == "Devastating Wounds"
-    assert top(full_catalog, "CRR") == ("Command Re-roll", "stratagem", "11e")
-    assert top(full_catalog, "FNP")[0] == "Feel No Pain"
-    assert top(full_catalog, "24.23")[:2] == ("Lethal Hits", "rule")
+def test_aliases_and_rule_numbers(small_catalog: Catalog) -> None:
+    assert top(small_catalog, "DW")[0] == "Devastating Wounds"
+    assert top(small_catalog, "dev wounds")[0] == "Devastating Wounds"
+    assert top(small_catalog, "CRR") == ("Command Re-roll", "stratagem", "11e")
+    assert top(small_catalog, "FNP")[0] == "Feel No Pain"
+    assert top(small_catalog, "24.23")[:2] == ("Lethal Hits", "rule")
     # an errata in the Stompa page: "The Tank Shock Stratagem is the same as the Crushing Impact stratagem."
-    assert top(full_catalog, "tank shock", edition="11e")[0] == "Crushing Impact"
-    assert top(full_catalog, "tank shock", edition="10e")[0] == "Tank Shock"
+    assert top(small_catalog, "tank shock", edition="11e")[0] == "Crushing Impact"
+    assert top(small_catalog, "tank shock", edition="10e")[0] == "Tank Shock"
 
 
-def test_kind_and_edition_filters(full_catalog: Catalog) -> None:
+def test_kind_and_edition_filters(small_catalog: Catalog) -> None:
     for kind in KINDS:
-        for hit in full_catalog.search("shoota", kind=kind, limit=10):
+        for hit in small_catalog.search("shoota", kind=kind, limit=10):
             assert hit.kind == kind
     for edition in ("10e", "11e"):
-        hits = full_catalog.search("command re-roll", edition=edition, limit=10)
+        hits = small_catalog.search("command re-roll", edition=edition, limit=10)
         assert hits and all(h.edition == edition for h in hits)
-    both = {h.edition for h in full_catalog.search("lethal hits", limit=5)}
+    both = {h.edition for h in small_catalog.search("lethal hits", limit=5)}
     assert both == {"10e", "11e"}  # both editions side by side
-    assert top(full_catalog, "lethal hits", prefer_edition="10e")[2] == "10e"
-    assert full_catalog.search("x", kind=("rule", "ability"), limit=5) is not None
+    assert top(small_catalog, "lethal hits", prefer_edition="10e")[2] == "10e"
+    assert small_catalog.search("x", kind=("rule", "ability"), limit=5) is not None
     with pytest.raises(ValueError):
-        full_catalog.search("x", kind="spell")
+        small_catalog.search("x", kind="spell")
 
 
-def test_same_rule_from_two_sources_is_shown_once(full_catalog: Catalog) -> None:
-    hits = full_catalog.search("lethal hits", edition="11e", kind="rule", limit=10)
+def test_same_rule_from_two_sources_is_shown_once(small_catalog: Catalog) -> None:
+    hits = small_catalog.search("lethal hits", edition="11e", kind="rule", limit=10)
     assert [h.name for h in hits].count("Lethal Hits") == 1
 
 
-def test_full_text_fallback(full_catalog: Catalog) -> None:
-    hits = full_catalog.search("which rule mentions Judgement tokens", limit=5)
+def test_full_text_fallback(small_catalog: Catalog) -> None:
+    hits = small_catalog.search("which rule mentions Judgement tokens", limit=5)
     assert hits[0].name == "Eye of the Ancestors"
-    texts = [full_catalog.get(h.id).text for h in hits]
+    texts = [small_catalog.get(h.id).text for h in hits]
     assert all("judgement token" in t.lower() for t in texts)
 
 
-def test_autocomplete_limits_and_labels(full_catalog: Catalog) -> None:
-    hits = full_catalog.autocomplete("a")
+def test_autocomplete_limits_and_labels(small_catalog: Catalog) -> None:
+    hits = small_catalog.autocomplete("a")
     assert 0 < len(hits) <= 25
-    assert len(full_catalog.autocomplete("bolt", limit=500)) <= 25
-    browse = full_catalog.autocomplete("", kind="stratagem", edition="11e")
+    assert len(small_catalog.autocomplete("bolt", limit=500)) <= 25
+    browse = small_catalog.autocomplete("", kind="stratagem", edition="11e")
     assert 0 < len(browse) <= 25 and all(h.kind == "stratagem" and h.edition == "11e" for h in browse)
-    orks = full_catalog.autocomplete("shoota", kind="datasheet", faction="Orks")
+    orks = small_catalog.autocomplete("shoota", kind="datasheet", faction="Orks")
     assert all(h.faction == "Orks" for h in orks)
 
 
-def test_resolve_confident_and_ambiguous(full_catalog: Catalog) -> None:
-    sure = full_catalog.resolve("lethal hits")
+def test_resolve_confident_and_ambiguous(small_catalog: Catalog) -> None:
+    sure = small_catalog.resolve("lethal hits")
     assert sure.confident and sure.best is not None and sure.best.name == "Lethal Hits"
-    typo = full_catalog.resolve("leathal hits")
+    typo = small_catalog.resolve("leathal hits")
     assert typo.confident and typo.best.name == "Lethal Hits"
-    vague = full_catalog.resolve("bolt pistol", kind="weapon")  # one per faction: ask
+    vague = small_catalog.resolve("bolt pistol", kind="weapon")  # one per faction: ask
     assert not vague.confident and len(vague.candidates) > 1
-    nothing = full_catalog.resolve("zzqqxxv")
+    nothing = small_catalog.resolve("zzqqxxv")
     assert nothing.best is None or not nothing.confident
 
 
@@ -133,28 +133,29 @@ HOSTILE = [
 
 
 @pytest.mark.parametrize("query", HOSTILE)
-def test_hostile_queries_answer_without_error(full_catalog: Catalog, query: str) -> None:
-    assert isinstance(full_catalog.search(query), list)
-    assert isinstance(full_catalog.autocomplete(query), list)
-    resolution = full_catalog.resolve(query)
+def test_hostile_queries_answer_without_error(small_catalog: Catalog, query: str) -> None:
+    before = small_catalog.count()
+    assert isinstance(small_catalog.search(query), list)
+    assert isinstance(small_catalog.autocomplete(query), list)
+    resolution = small_catalog.resolve(query)
     assert resolution.candidates is not None
     if query.strip(" \x00\x01\x02\n\r\t🙂🐉") == "":
         assert resolution.best is None
-    assert full_catalog.count() > 10_000  # nothing was dropped
+    assert small_catalog.count() == before > 1_000  # nothing was dropped
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(max_size=400))
-def test_any_text_is_a_valid_query(full_catalog: Catalog, query: str) -> None:
-    hits = full_catalog.search(query, limit=5)
+def test_any_text_is_a_valid_query(small_catalog: Catalog, query: str) -> None:
+    hits = small_catalog.search(query, limit=5)
     assert len(hits) <= 5 and all(0 <= h.score <= 100 for h in hits)
-    assert len(full_catalog.autocomplete(query)) <= 25
+    assert len(small_catalog.autocomplete(query)) <= 25
 
 
-def test_get_unknown_ids(full_catalog: Catalog) -> None:
-    assert full_catalog.get("nope") is None
-    assert full_catalog.get("x" * 10_000) is None
-    entry = full_catalog.get(full_catalog.search("stompa", kind="datasheet")[0].id)
+def test_get_unknown_ids(small_catalog: Catalog) -> None:
+    assert small_catalog.get("nope") is None
+    assert small_catalog.get("x" * 10_000) is None
+    entry = small_catalog.get(small_catalog.search("stompa", kind="datasheet")[0].id)
     assert entry is not None and entry.kind == "datasheet" and entry.data["weapons"]
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from bot.catalog.importers.seeds import load_seed_dir, parse_seed_page
 from bot.catalog.model import CatalogImportError
 
-from .conftest import SEEDS
+from .conftest import SEEDS, SHARED
 
 GRIMNYR = next(p for p in SEEDS.glob("*.txt") if p.read_text(encoding="utf-8").startswith("Leagues of Votann"))
 STOMPA = next(p for p in SEEDS.glob("*.txt") if p.read_text(encoding="utf-8").startswith("Orks"))
@@ -30,9 +30,9 @@ def by_name(entries: dict, kind: str, name: str, edition: str | None = None) -> 
 
 
 def test_pages_are_copied_verbatim_from_the_shared_seeds() -> None:
-    shared = Path(__file__).resolve().parents[3] / "shared" / "seeds"
+    shared = SHARED / "seeds"
     if not shared.exists():
-        pytest.skip("shared seeds folder not present")
+        pytest.skip(f"shared seeds not found at {shared} (a fresh clone has none; set COGITATOR_SHARED)")
     for page in shared.glob("*.txt"):
         assert (SEEDS / page.name).read_bytes() == page.read_bytes()
 

@@ -1,4 +1,5 @@
-"""A console over the fully loaded catalog (seeds + wh40kdc + Wahapedia + gdc), for cross-source UX tests."""
+"""A console over a catalog with imports (seeds + wh40kdc + the small Wahapedia and gdc fixtures), for
+cross-source UX tests."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ import pytest
 
 from bot.config import Settings
 from bot.console import ConsoleSession
-from tests.catalog.conftest import base_dir, full_dir  # noqa: F401 - shared session fixtures
+from tests.catalog.conftest import base_dir, small_dir  # noqa: F401 - shared session fixtures
 
 
 @pytest.fixture
-async def full_console(full_dir: Path, tmp_path: Path) -> AsyncIterator[ConsoleSession]:  # noqa: F811
-    settings = Settings(token=None, db_path=tmp_path / "state.db", data_dir=full_dir, log_level="WARNING",
+async def imports_console(small_dir: Path, tmp_path: Path) -> AsyncIterator[ConsoleSession]:  # noqa: F811
+    settings = Settings(token=None, db_path=tmp_path / "state.db", data_dir=small_dir, log_level="WARNING",
                         sync_commands=False)
     session = await ConsoleSession.open(settings)
     try:

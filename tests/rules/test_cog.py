@@ -128,13 +128,13 @@ async def test_settings_edition_needs_manage_server_and_changes_the_default(cons
     assert only(await console.send("/rule query:lethal hits")).embeds[0]["footer"].startswith("10th edition")
 
 
-async def test_empty_table_links_to_the_complete_rule(full_console: ConsoleSession) -> None:
-    reply = only(await full_console.send("/rule query:11e:rule:seed.core:wound-roll"))
+async def test_empty_table_links_to_the_complete_rule(imports_console: ConsoleSession) -> None:
+    reply = only(await imports_console.send("/rule query:11e:rule:seed.core:wound-roll"))
     embed = reply.embeds[0]
     assert "empty in the source page" in embed["description"]
     assert "05.02 Wound Rolls" in embed["fields"][0]["value"]
     button = next(c for c in reply.components if c["label"] == "Show complete rule")
-    shown = only(await full_console.click(button["custom_id"]))
+    shown = only(await imports_console.click(button["custom_id"]))
     assert shown.ephemeral and shown.embeds[0]["title"] == "05.02 Wound Rolls"
     assert "TWICE (or more than twice)" in shown.embeds[0]["description"]
     assert shown.embeds[0]["footer"].startswith("11th edition · game-datacards core rules")
@@ -168,9 +168,9 @@ async def test_a_datasheet_without_profiles_links_to_a_full_one(console: Console
     assert button is None  # nothing more complete to point to
 
 
-async def test_an_empty_table_points_to_the_other_editions_complete_rule(full_console: ConsoleSession) -> None:
+async def test_an_empty_table_points_to_the_other_editions_complete_rule(imports_console: ConsoleSession) -> None:
     """The 10e seed's wound table is empty and no 10e source has it: point to the 11e rule, never copy it."""
-    (reply,) = await full_console.send("/rule query:wound roll edition:10e")
+    (reply,) = await imports_console.send("/rule query:wound roll edition:10e")
     embed = reply.embeds[0]
     assert embed["footer"].startswith("10th edition")
     fields = {f["name"]: f["value"] for f in embed["fields"]}
