@@ -19,6 +19,7 @@ from discord.app_commands import Choice
 from discord.ext import commands
 
 from bot.catalog.model import Entry, Hit
+from bot.catalog.normalize import clean_text
 from bot.catalog.service import Catalog
 from bot.errors import UserError
 from bot.render.common import NO_MENTIONS, edition_label, escape, truncate
@@ -245,7 +246,7 @@ class Rules(commands.Cog):
     async def _lookup(self, interaction: discord.Interaction, query: str, kind: str | tuple[str, ...] | None,
                       edition: str | None, faction: str | None = None) -> None:
         catalog: Catalog = self.bot.services.catalog  # type: ignore[attr-defined]
-        query = (query or "").strip()
+        query = clean_text(query or "").strip()
         if len(query) > QUERY_MAX:
             query = query[:QUERY_MAX]
         if not query or not re.search(r"[0-9A-Za-z]", query):

@@ -4,21 +4,28 @@
     python -m bot lookup - --json            one query per line on stdin, one JSON line per query
     python -m bot import wahapedia PATH      a Wahapedia CSV export folder
     python -m bot import gdc PATH            a game-datacards faction file, core_rules.json, or a folder
-    python -m bot catalog build [--force]    (re)build the base catalog from data/
-    python -m bot catalog info               what the catalog holds
+    python -m bot catalog build [--force]    (re)build the catalog from data/ and the kept imports
+    python -m bot catalog info               what the catalog holds, and the kept imports
     python -m bot data update [--source gdc|wahapedia|all] [--check]   fetch the public data, import it
+
+A catalog or imports folder that cannot be opened or written (permissions, full disk) is one line on
+stderr (or a JSON error with --json) and exit 2, never a traceback. A corrupt catalog file is rebuilt.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import sqlite3
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from bot.catalog.importers.common import MAX_CSV_BYTES, MAX_JSON_BYTES
 from bot.catalog.model import EDITIONS, KINDS, CatalogImportError
+from bot.catalog.normalize import clean_text
 from bot.config import Settings
 
 MAX_LIMIT = 100
@@ -69,12 +76,33 @@ def _fail(message: str, field: str | None, as_json: bool) -> int:
     return 2
 
 
+def _clean(command: Callable[[argparse.Namespace, Settings], int]) -> Callable[[argparse.Namespace, Settings], int]:
+    """Storage failures of the catalog (or of the kept imports) as one line and exit 2."""
+
+    @functools.wraps(command)
+    def wrapper(args: argparse.Namespace, settings: Settings) -> int:
+        from bot.catalog.imports import KeptImportError
+        from bot.catalog.store import CatalogDamaged
+
+        where = Path(settings.data_dir) / "catalog.sqlite"
+        try:
+            return command(args, settings)
+        except (sqlite3.Error, OSError) as exc:
+            return _fail(f"catalog {where}: {exc.strerror if isinstance(exc, OSError) and exc.strerror else exc}",
+                         None, getattr(args, "json", False))
+        except (KeptImportError, CatalogDamaged) as exc:
+            return _fail(f"catalog {where}: {exc}", None, getattr(args, "json", False))
+
+    return wrapper
+
+
 def _open(settings: Settings):  # noqa: ANN202 - imported lazily so `--help` stays fast
     from bot.catalog.service import open_catalog
 
     return open_catalog(settings)
 
 
+@_clean
 def cmd_lookup(args: argparse.Namespace, settings: Settings) -> int:
     as_json = args.json
     if args.kind is not None and args.kind not in KINDS:
@@ -89,9 +117,11 @@ def cmd_lookup(args: argparse.Namespace, settings: Settings) -> int:
         return _fail(f"--limit must be between 1 and {MAX_LIMIT}, got {limit}", "limit", as_json)
     catalog = _open(settings)
     try:
-        queries = sys.stdin if args.query == "-" else [args.query]
+        # Bytes that are not UTF-8 (on stdin, or in argv as surrogates) become U+FFFD, never a traceback.
+        queries = (line.decode("utf-8", "replace") for line in sys.stdin.buffer) if args.query == "-" \
+            else [args.query]
         for raw in queries:
-            query = raw.rstrip("\r\n") if args.query == "-" else raw
+            query = clean_text(raw.rstrip("\r\n") if args.query == "-" else raw)
             hits = catalog.search(query, kind=args.kind, edition=args.edition, limit=limit)
             results = [{"id": h.id, "kind": h.kind, "name": h.name, "edition": h.edition, "source": h.source,
                         "score": h.score} for h in hits]
@@ -108,6 +138,7 @@ def cmd_lookup(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+@_clean
 def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     catalog = _open(settings)
     started = time.perf_counter()
@@ -134,6 +165,7 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+@_clean
 def cmd_build(args: argparse.Namespace, settings: Settings) -> int:
     from bot.catalog.service import open_catalog
 
@@ -147,12 +179,19 @@ def cmd_build(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+@_clean
 def cmd_info(args: argparse.Namespace, settings: Settings) -> int:
     catalog = _open(settings)
     try:
         for ds in catalog.datasets():
             print(f"{ds['name']:<28} {ds['entries']:>6}  {ds['source']}  (imported {ds['imported_at']})")
         print(f"total {catalog.count()} entries")
+        entries = catalog.kept_imports()
+        print(f"kept imports ({len(entries)}, replayed on every rebuild) in {Path(settings.data_dir) / 'imports'}:"
+              if entries else "kept imports: none")
+        for e in entries:
+            print(f"  {e['imported_at']}  {e['format']:<9} {e['name']}  {e['bytes']:,} bytes  sha256 {e['sha256'][:16]}"
+                  f"  -> {', '.join(e.get('datasets') or [])}")
     finally:
         catalog.close()
     return 0

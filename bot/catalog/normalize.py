@@ -6,7 +6,14 @@ import re
 import unicodedata
 
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "`": "'", "´": "'", "“": '"', "”": '"', "–": "-", "—": "-"})
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufeff]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufeff\ufffd\ud800-\udfff]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """Lone surrogates (a broken client, or undecodable bytes read with surrogateescape) become U+FFFD, so the
+    text can be encoded as UTF-8 (SQLite, Discord's JSON) and echoed back; search treats them as a space."""
+    return _SURROGATE.sub("\ufffd", text) if isinstance(text, str) else ""
 _NON_WORD = re.compile(r"[^a-z0-9+]+")
 
 

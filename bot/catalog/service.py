@@ -1,20 +1,26 @@
-"""The catalog service: builds the SQLite catalog from `data/` when needed, imports datasets, searches.
+"""The catalog service: builds the SQLite catalog when needed, imports datasets, searches.
 
 `open_catalog(settings)` is what the rest of the bot uses (contract in the team brief). The built file
-lives at `settings.data_dir / "catalog.sqlite"`; it is rebuilt when the fingerprint of its inputs
-(seed pages, alias table, wh40kdc overrides, the wh40kdc version and the builder version) changes.
-Imported datasets (Wahapedia, game-datacards) are kept across rebuilds.
+lives at `settings.data_dir / "catalog.sqlite"` and is only a cache: it is rebuilt from the seed pages,
+wh40kdc and the kept imports (`bot/catalog/imports.py`, under `settings.data_dir / "imports"`) whenever it
+is missing, empty, corrupt (fails to open or `PRAGMA quick_check`), outdated (the fingerprint of seeds,
+aliases, wh40kdc overrides, wh40kdc version and builder version changed) or out of step with the kept
+imports. Every rebuild but the very first logs a warning naming why and which imports were replayed.
+Builds and imports are serialised across processes by a file lock beside the catalog.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import logging
+import os
+import sqlite3
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 try:
@@ -22,12 +28,14 @@ try:
 except ImportError:  # not on Windows: there, concurrent first builds are not serialised
     fcntl = None  # type: ignore[assignment]
 
+from bot.catalog import imports as kept
 from bot.catalog import known as known_mod
 from bot.catalog import things
 from bot.catalog.importers import seeds as seed_importer
+from bot.catalog.importers import wh40kdc as wh40kdc_dataset
 from bot.catalog.known import KnownName, KnownNames
 from bot.catalog.model import KINDS, CatalogImportError, Entry, Hit, Resolution
-from bot.catalog.normalize import normalize
+from bot.catalog.normalize import clean_text, normalize
 from bot.catalog.search import (
     SearchIndex,
     confident,
@@ -36,7 +44,7 @@ from bot.catalog.search import (
     load_aliases,
     looks_hostile,
 )
-from bot.catalog.store import SCHEMA_VERSION, CatalogStore
+from bot.catalog.store import SCHEMA_VERSION, CatalogDamaged, CatalogStore
 from bot.catalog.things import name_key
 from bot.config import DATA_ROOT, Settings
 from bot.guild_settings import CURRENT_EDITION
@@ -64,9 +72,10 @@ def _kinds(kind: Kinds) -> tuple[str, ...] | None:
 class Catalog:
     """Search and fetch entries. Thread-safe; the index is swapped atomically after an import."""
 
-    def __init__(self, store: CatalogStore, data_root: Path = DATA_ROOT) -> None:
+    def __init__(self, store: CatalogStore, data_root: Path = DATA_ROOT, imports_root: Path | None = None) -> None:
         self.store = store
         self.data_root = data_root
+        self.imports_root = imports_root  # where imports are kept; None: not kept (a throwaway catalog)
         self.aliases = load_aliases(data_root / "aliases.toml")
         self._lock = threading.Lock()
         self.index = SearchIndex(store.index_rows(), self.aliases)
@@ -87,7 +96,9 @@ class Catalog:
         """Names only (no full text), at most `limit` (Discord allows 25)."""
         limit = max(1, min(int(limit), 25))
         kinds = _kinds(kind)
-        if not (text or "").strip():
+        text = clean_text(text or "")
+        faction = clean_text(faction) if faction else None
+        if not text.strip():
             return self._browse(kinds, edition, faction, limit, prefer_edition)
         if looks_hostile(text):
             return []
@@ -169,7 +180,7 @@ class Catalog:
     def get(self, entry_id: str) -> Entry | None:
         """The entry, with what the other sources of the same thing say (`data["sources"]`,
         `data["disagreements"]`; see bot/catalog/things.py)."""
-        if not isinstance(entry_id, str) or len(entry_id) > 300:
+        if not isinstance(entry_id, str) or len(entry_id) > 300 or clean_text(entry_id) != entry_id:
             return None
         entry = self.store.get(entry_id)
         if entry is None:
@@ -251,28 +262,47 @@ class Catalog:
     def import_dataset(self, fmt: str, path: Path, skipped: list[str] | None = None, *,
                        separate_connection: bool = False) -> dict[str, int]:
         """Import a Wahapedia folder or a game-datacards file/folder; all-or-nothing. Returns counts;
-        files of a folder that were skipped as unknown are appended to `skipped`."""
-        from bot.catalog.importers import gdc_json, wahapedia_csv
+        files of a folder that were skipped as unknown are appended to `skipped`.
 
+        The source is kept under `imports/` first, so a rebuilt catalog gets it back; if writing the
+        catalog then fails, the kept copy is dropped again.
+        """
         path = Path(path)
-        if fmt == "wahapedia":
-            batches = wahapedia_csv.load_folder(path)
-        elif fmt == "gdc":
-            batches = gdc_json.load_path(path, skipped)
+        batches = load_import(fmt, path, skipped)
+
+        def write() -> None:
+            if separate_connection:
+                # a background refresh: write on a connection of its own, so readers on self.store (WAL) are
+                # never held behind the import's lock; the index swaps in one step afterwards
+                writer = CatalogStore(self.store.path)
+                try:
+                    writer.replace_datasets(batches)
+                finally:
+                    writer.close()
+            else:
+                self.store.replace_datasets(batches)
+
+        if self.imports_root is None:
+            write()
         else:
-            raise ValueError(f"unknown import format {fmt!r}")
-        if separate_connection:
-            # a background refresh: write on a connection of its own, so readers on self.store (WAL) are
-            # never held behind the import's lock; the index swaps in one step afterwards
-            writer = CatalogStore(self.store.path)
-            try:
-                writer.replace_datasets(batches)
-            finally:
-                writer.close()
-        else:
-            self.store.replace_datasets(batches)
+            with _build_lock(self.store.path):
+                try:
+                    entry = kept.keep_import(self.imports_root, fmt, path, batches)
+                except kept.KeptImportError as exc:
+                    raise CatalogImportError(str(path), None, str(exc)) from exc
+                try:
+                    write()
+                except BaseException:
+                    kept.forget_import(self.imports_root, entry["id"])
+                    raise
+                kept.prune_superseded(self.imports_root, entry)
+                self.store.set_meta("imports", _ids(kept.kept_imports(self.imports_root)))
         self.reload()
         return {name: len(entries) for name, (_s, _p, entries) in batches.items()}
+
+    def kept_imports(self) -> list[dict]:
+        """The manifest of kept imports, oldest first (see bot/catalog/imports.py)."""
+        return kept.kept_imports(self.imports_root) if self.imports_root is not None else []
 
     def reload(self) -> None:
         index = SearchIndex(self.store.index_rows(), self.aliases)
@@ -310,7 +340,8 @@ class Catalog:
                 prefer_edition: str | None, faction: str | None = None) -> tuple[list[Hit], list[float]]:
         limit = max(1, min(int(limit), 100))
         kinds = _kinds(kind)
-        if not isinstance(query, str) or not query.strip() or looks_hostile(query):
+        query = clean_text(query)  # lone surrogates would fail to encode for SQLite
+        if not query.strip() or looks_hostile(query):
             return [], []
         index = self.index
         rec_scores, prefer, question = index.score(query, limit=limit, prefer_edition=prefer_edition, kinds=kinds,
@@ -378,7 +409,7 @@ def build_base(store: CatalogStore, data_root: Path = DATA_ROOT) -> dict[str, in
 
 @contextlib.contextmanager
 def _build_lock(path: Path) -> Iterator[None]:
-    """Serialise catalog creation and rebuilds across processes (shards start together)."""
+    """Serialise catalog creation, rebuilds and imports across processes (shards start together)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_name(path.name + ".lock"), "a") as handle:
         if fcntl is not None:
@@ -390,20 +421,151 @@ def _build_lock(path: Path) -> Iterator[None]:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def open_catalog(settings: Settings, *, data_root: Path = DATA_ROOT, rebuild: bool = False) -> Catalog:
-    """Open (building or rebuilding first when needed) the catalog under `settings.data_dir`."""
-    path = Path(settings.data_dir) / CATALOG_FILE
-    with _build_lock(path):
+def load_import(fmt: str, path: Path, skipped: list[str] | None = None) -> dict:
+    """Parse and validate one import (nothing is written). New formats register in `IMPORT_FORMATS`;
+    unknown files of a folder that were skipped are appended to `skipped`."""
+    loader = IMPORT_FORMATS.get(fmt)
+    if loader is None:
+        raise ValueError(f"unknown import format {fmt!r}")
+    return loader(Path(path), skipped)
+
+
+def _load_wahapedia(path: Path, skipped: list[str] | None = None) -> dict:
+    from bot.catalog.importers import wahapedia_csv
+
+    return wahapedia_csv.load_folder(path)
+
+
+def _load_gdc(path: Path, skipped: list[str] | None = None) -> dict:
+    from bot.catalog.importers import gdc_json
+
+    return gdc_json.load_path(path, skipped)
+
+
+IMPORT_FORMATS: dict[str, Callable[[Path, list[str] | None], dict]] = {"wahapedia": _load_wahapedia, "gdc": _load_gdc}
+BASE_DATASETS = (seed_importer.DATASET, wh40kdc_dataset.DATASET)
+
+
+def _ids(entries: list[dict]) -> str:
+    return json.dumps([e["id"] for e in entries])
+
+
+def _discard(path: Path) -> None:
+    """Move a damaged catalog aside (one copy, `catalog.sqlite.corrupt`, for a post-mortem)."""
+    for suffix in ("-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{path}{suffix}")
+    with contextlib.suppress(FileNotFoundError):
+        os.replace(path, path.with_name(path.name + ".corrupt"))
+
+
+def _open_checked(path: Path) -> tuple[CatalogStore | None, str | None]:
+    """The store, or None and why it cannot be used (then the file has been moved aside)."""
+    store = None
+    try:
         store = CatalogStore(path)
+        problem = store.check()
+    except sqlite3.OperationalError as exc:
+        if store is not None:
+            store.close()
+        if "malformed" not in str(exc) and "not a database" not in str(exc):
+            raise  # locked, read-only, cannot open: a storage problem to report, not a damaged file to replace
+        problem = str(exc)
+    except sqlite3.DatabaseError as exc:
+        problem = str(exc) or type(exc).__name__
+    if problem is None:
+        return store, None
+    problem = " / ".join(line.strip() for line in problem.splitlines() if line.strip())
+    if store is not None:
+        store.close()
+    _discard(path)
+    return None, problem
+
+
+def _adopt_legacy(store: CatalogStore, root: Path, entries: list[dict]) -> list[str]:
+    """Keep the sources of datasets imported before imports were kept (when their files still exist);
+    the rest stay in the catalog as they are (a rebuild replaces only what it rebuilds). Returns notes."""
+    covered = {d for e in entries for d in e.get("datasets") or []}
+    notes = []
+    sources: dict[tuple[str, str], list[str]] = {}
+    for ds in store.datasets():
+        name = ds["name"]
+        fmt = name.split(":", 1)[0]
+        if name in BASE_DATASETS or name in covered or fmt not in IMPORT_FORMATS:
+            continue
+        sources.setdefault((fmt, ds.get("path") or ""), []).append(name)
+    for (fmt, source), names in sources.items():
+        if source and Path(source).exists():
+            try:
+                kept.keep_import(root, fmt, Path(source), names)
+                notes.append(f"kept {source} ({', '.join(names)}), imported before imports were kept")
+                continue
+            except kept.KeptImportError as exc:
+                notes.append(str(exc))
+        notes.append(f"{', '.join(names)} was imported before imports were kept and its source "
+                     f"{source or '(unknown)'} is gone: it stays until the catalog is lost; import it again to keep it")
+    return notes
+
+
+def _rebuild(store: CatalogStore, data_root: Path, root: Path, entries: list[dict]) -> tuple[list[str], list[str]]:
+    """Base datasets, then every kept import in order. Returns (replayed names, failures)."""
+    build_base(store, data_root)
+    replayed, failed = [], []
+    for entry in entries:
+        label = f"{entry['format']} {entry.get('name', entry['id'])}"
         try:
+            store.replace_datasets(load_import(entry["format"], kept.kept_path(root, entry)))
+            replayed.append(label)
+        except (CatalogImportError, ValueError, OSError) as exc:
+            failed.append(f"{label}: {exc}")
+    return replayed, failed
+
+
+def open_catalog(settings: Settings, *, data_root: Path = DATA_ROOT, rebuild: bool = False) -> Catalog:
+    """Open the catalog under `settings.data_dir`, (re)building it first when needed (see module doc)."""
+    path = Path(settings.data_dir) / CATALOG_FILE
+    root = kept.imports_dir(settings.data_dir)
+    with _build_lock(path):
+        fresh = not path.exists() or path.stat().st_size == 0
+        reason = ("missing" if not path.exists() else "empty") if fresh else None
+        store, problem = _open_checked(path)
+        if store is None:
+            reason = f"corrupt ({problem}); the damaged file was moved to {path.name}.corrupt"
+            store = CatalogStore(path)
+        try:
+            entries = kept.kept_imports(root)
             fp = fingerprint(data_root)
-            if rebuild or store.meta("fingerprint") != fp:
-                build_base(store, data_root)
-                store.set_meta("fingerprint", fp)
-            return Catalog(store, data_root)
+            if reason is None:
+                if rebuild:
+                    reason = "rebuild requested"
+                elif store.meta("fingerprint") != fp:
+                    reason = "outdated (seed pages, aliases, wh40kdc or the builder changed)"
+                elif store.meta("imports") != _ids(entries):
+                    reason = "out of step with the kept imports"
+            if reason is None:
+                return Catalog(store, data_root, root)
+            notes = [] if fresh or problem else _adopt_legacy(store, root, entries)
+            entries = kept.kept_imports(root)
+            started = time.perf_counter()
+            replayed, failed = _rebuild(store, data_root, root, entries)
+            store.set_meta("fingerprint", fp)
+            store.set_meta("imports", _ids(entries))
+            message = (f"catalog {path} was {reason}: rebuilt in {time.perf_counter() - started:.1f}s from the "
+                       f"seed pages and wh40kdc; replayed {len(replayed)} kept import(s)"
+                       + (f": {', '.join(replayed)}" if replayed else ""))
+            if failed:
+                message += f"; could not replay {len(failed)}: {'; '.join(failed)}"
+            if notes:
+                message += f"; {'; '.join(notes)}"
+            if fresh and not entries and not rebuild:
+                log.info(message)  # a first start: nothing was lost, nothing to warn about
+            else:
+                log.warning(message)
+            return Catalog(store, data_root, root)
         except BaseException:
             store.close()
             raise
 
 
-__all__ = ["Catalog", "CatalogImportError", "open_catalog", "build_base", "fingerprint"]
+__all__ = ["Catalog", "CatalogDamaged", "CatalogImportError", "open_catalog", "build_base", "fingerprint",
+           "load_import", "IMPORT_FORMATS"]

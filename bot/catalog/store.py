@@ -18,6 +18,7 @@ from bot import db
 from bot.catalog import things
 from bot.catalog.model import FAQ_TARGET_KINDS, Entry
 from bot.catalog.normalize import normalize
+from bot.errors import UserError
 
 SCHEMA_VERSION = 3  # PRAGMA user_version of the catalog file; a different version means rebuild from scratch
 THINGS_VERSION = "2"  # bump when bot/catalog/things.py groups differently: existing catalogs regroup on open
@@ -53,6 +54,32 @@ _SCHEMA = """
 """
 
 
+class CatalogDamaged(UserError):
+    """The catalog file broke while the bot was running (found corrupt on a read)."""
+
+    def __init__(self) -> None:
+        super().__init__("The rules catalog file is damaged, so lookups are unavailable. It is rebuilt "
+                         "automatically at the next start (an operator can run `python -m bot catalog build "
+                         "--force` now); imported data is kept and comes back.")
+
+
+def _reading(method):  # noqa: ANN001, ANN202 - a decorator for the store's read methods
+    """A damaged file answers with CatalogDamaged (a clear message), never a raw sqlite3 error."""
+    import functools
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise
+            raise CatalogDamaged() from exc
+        except sqlite3.DatabaseError as exc:
+            raise CatalogDamaged() from exc
+    return wrapper
+
+
 class CatalogStore:
     """Thin data access over one catalog file; safe to share between threads (one lock)."""
 
@@ -84,6 +111,16 @@ class CatalogStore:
                 except BaseException:
                     self._conn.execute("ROLLBACK")
                     raise
+
+    def check(self) -> str | None:
+        """None when the file is sound, else what is wrong (PRAGMA quick_check; the tables read)."""
+        with self._lock:
+            rows = [r[0] for r in self._conn.execute("PRAGMA quick_check(3)").fetchall()]
+            if rows != ["ok"]:
+                return "; ".join(str(r) for r in rows)[:300]
+            self._conn.execute("SELECT COUNT(*) FROM entries").fetchone()
+            self._conn.execute("SELECT key, value FROM meta").fetchall()
+        return None
 
     # -- meta ------------------------------------------------------------------------------
     def meta(self, key: str) -> str | None:
@@ -202,6 +239,7 @@ class CatalogStore:
         self._conn.executemany("INSERT OR IGNORE INTO links VALUES (?, ?, 'errata')", sorted(links))
 
     # -- reading ---------------------------------------------------------------------------
+    @_reading
     def get(self, entry_id: str) -> Entry | None:
         with self._lock:
             row = self._conn.execute(
@@ -209,6 +247,7 @@ class CatalogStore:
                 (entry_id,)).fetchone()
         return _entry(row) if row else None
 
+    @_reading
     def members(self, entry_id: str) -> list[Entry]:
         """Every entry of the same thing as `entry_id` (itself included), or [] when it is unknown."""
         with self._lock:
@@ -218,12 +257,14 @@ class CatalogStore:
                 "ORDER BY e.rowid", (entry_id,)).fetchall()
         return [_entry(r) for r in rows]
 
+    @_reading
     def links(self, entry_id: str) -> list[tuple[str, str]]:
         with self._lock:
             rows = self._conn.execute("SELECT target_id, relation FROM links WHERE entry_id = ?",
                                       (entry_id,)).fetchall()
         return [(r[0], r[1]) for r in rows]
 
+    @_reading
     def index_rows(self) -> Iterator[sqlite3.Row]:
         """Everything the in-memory name index needs, without the (large) texts."""
         with self._lock:
@@ -235,11 +276,13 @@ class CatalogStore:
                 " ORDER BY e.rowid").fetchall()
         return iter(rows)
 
+    @_reading
     def datasets(self) -> list[dict]:
         with self._lock:
             rows = self._conn.execute("SELECT * FROM datasets ORDER BY name").fetchall()
         return [dict(r) for r in rows]
 
+    @_reading
     def count(self) -> int:
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0])
@@ -260,8 +303,12 @@ class CatalogStore:
                     rows = self._conn.execute(
                         "SELECT rowid, bm25(entries_fts, 4.0, 1.0) FROM entries_fts WHERE entries_fts MATCH ? "
                         "ORDER BY bm25(entries_fts, 4.0, 1.0) LIMIT ?", (expr, limit)).fetchall()
-                except sqlite3.OperationalError:
+                except sqlite3.OperationalError as exc:
+                    if "malformed" in str(exc) or "corrupt" in str(exc):
+                        raise CatalogDamaged() from exc
                     rows = []
+                except sqlite3.DatabaseError as exc:
+                    raise CatalogDamaged() from exc
             results = [(int(r[0]), float(r[1])) for r in rows]
             if results or len(safe) == 1:
                 break
