@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import discord
 
 NO_MENTIONS = discord.AllowedMentions.none()
@@ -26,6 +28,30 @@ def escape(text: str, *, limit: int | None = None) -> str:
     """Neutralise Markdown and mentions in user-supplied text (unit names, player names)."""
     cleaned = discord.utils.escape_mentions(discord.utils.escape_markdown(text))
     return truncate(cleaned, limit) if limit else cleaned
+
+
+_OTHER_MENTIONS = re.compile(r"<(?=[#/]|t:|a?:\w+:\d)")  # channel, slash command, timestamp, custom emoji
+_HEADING = re.compile(r"(?m)^([ \t]*)(#{1,3}|-#)(?=[ \t])")
+_MASKED_LINK = re.compile(r"\]\(")
+
+
+def safe_markdown(text: str, *, limit: int | None = None) -> str:
+    """Imported rules text keeps its own formatting (bold, italics, lists) but can never ping, show a mention,
+    open a code block that swallows the rest, hide a link behind other words, or shout in a heading:
+    @everyone/@here/<@id>/<@&id> get a zero-width space, as do <#channel>, </command:id> and <t:...>;
+    triple backticks are broken up; `](` of a masked link is split; a leading '#', '##', '###' or '-#' is
+    escaped."""
+    text = discord.utils.escape_mentions(text)
+    text = _OTHER_MENTIONS.sub("<\u200b", text)
+    text = text.replace("```", "`\u200b`\u200b`")
+    text = _MASKED_LINK.sub("]\u200b(", text)
+    text = _HEADING.sub(lambda m: m.group(1) + "\\" + m.group(2), text)
+    return truncate(text, limit) if limit else text
+
+
+def code_safe(text: str) -> str:
+    """Text placed inside a code block: a backtick could close it, so it becomes an apostrophe."""
+    return text.replace("`", "'")
 
 
 def truncate(text: str, limit: int) -> str:

@@ -1,5 +1,9 @@
 """Rules answers as embeds: rules and stratagems as paginated text, datasheets as phone-width tables.
 
+Everything shown here comes from imported files, so it is treated as untrusted: names are escaped
+(`escape`), texts keep their Markdown but lose mentions, code fences, masked links and headings
+(`safe_markdown`), and anything inside a code block loses its backticks (`code_safe`).
+
 Phone first: code-block tables stay within ~34 characters so they do not wrap on a narrow screen,
 weapon profiles are two lines each (name, then the numbers), and every footer names the edition and
 the source.
@@ -15,8 +19,10 @@ from bot.render.common import (
     COLOUR_ERROR,
     COLOUR_RULES,
     EMBED_FIELD_VALUE_MAX,
+    code_safe,
     edition_label,
     escape,
+    safe_markdown,
     source_footer,
     truncate,
 )
@@ -97,7 +103,7 @@ def paginate(text: str, size: int = PAGE_CHARS) -> list[str]:
 def _title(entry: Entry) -> str:
     number = entry.data.get("number") if isinstance(entry.data, dict) else None
     prefix = f"{number} " if number and entry.kind == "rule" else ""
-    return truncate(f"{prefix}{entry.name}", 256)
+    return escape(f"{prefix}{entry.name}", limit=256)
 
 
 def _footer(entry: Entry, page: int, pages: int) -> str:
@@ -140,7 +146,7 @@ def body_text(entry: Entry) -> str:
     if entry.kind == "weapon" and data.get("datasheets"):
         names = ", ".join(data["datasheets"][:30]) + (" …" if len(data["datasheets"]) > 30 else "")
         parts.append(f"Used by: {names}")
-    return "\n\n".join(p for p in parts if p)
+    return safe_markdown("\n\n".join(p for p in parts if p))
 
 
 def entry_pages(entry: Entry) -> int:
@@ -158,11 +164,11 @@ def entry_embed(entry: Entry, *, page: int = 0, complete: Entry | None = None) -
     embed = discord.Embed(title=_title(entry), description=pages[page], colour=COLOUR_RULES)
     label = "Detachment" if data_role(entry) == "detachment" else KIND_LABELS.get(entry.kind, entry.kind)
     embed.set_author(name=truncate(f"{label} · {edition_label(entry.edition)}"
-                                   + (f" · {entry.faction}" if entry.faction else ""), 256))
+                                   + (f" · {safe_markdown(entry.faction)}" if entry.faction else ""), 256))
     if complete is not None and page == len(pages) - 1:
         embed.add_field(name="Complete rule", value=truncate(
             f"This source leaves a table empty. The complete rule is **{_title(complete)}** "
-            f"({complete.source}) — use the button below.", EMBED_FIELD_VALUE_MAX), inline=False)
+            f"({escape(complete.source)}) — use the button below.", EMBED_FIELD_VALUE_MAX), inline=False)
     if page == len(pages) - 1:
         add_sources(embed, entry)
     embed.set_footer(text=_footer(entry, page, len(pages)))
@@ -219,9 +225,9 @@ def profile_table(profiles: list[dict]) -> str:
         inv = f"{p['InSv']}+" if p.get("InSv") else "-"
         ld = f"{p['Ld']}+" if p.get("Ld") is not None else "-"
         if len(profiles) > 1:
-            lines.append(str(p.get("name", ""))[:30])
-        lines.append(f"{_cell(p.get('M'), 3)} {_cell(p.get('T'), 3)} {_cell(sv, 3)} {_cell(inv, 3)} "
-                     f"{_cell(p.get('W'), 2)} {_cell(ld, 3)} {_cell(p.get('OC'), 2)}")
+            lines.append(code_safe(str(p.get("name", ""))[:30]))
+        lines.append(code_safe(f"{_cell(p.get('M'), 3)} {_cell(p.get('T'), 3)} {_cell(sv, 3)} {_cell(inv, 3)} "
+                     f"{_cell(p.get('W'), 2)} {_cell(ld, 3)} {_cell(p.get('OC'), 2)}"))
     return "```\n" + "\n".join(lines) + "\n```"
 
 
@@ -232,7 +238,8 @@ def weapon_lines(w: dict) -> str:
     label = "WS" if w.get("type") == "melee" else "BS"
     kw = f" [{', '.join(w['keywords'])}]" if w.get("keywords") else ""
     return (f"**{escape(str(w.get('name', '')))}**{escape(kw)}\n"
-            f"`{rng:>5} {_stat('A', w.get('A'))} {label}{skill} S{w.get('S')} AP{w.get('AP')} {_stat('D', w.get('D'))}`")
+            "`" + code_safe(f"{rng:>5} {_stat('A', w.get('A'))} {label}{skill} S{w.get('S')} AP{w.get('AP')} "
+                            f"{_stat('D', w.get('D'))}") + "`")
 
 
 def _stat(label: str, value: object) -> str:
@@ -273,9 +280,9 @@ def _add_field(embed: discord.Embed, name: str, value: str) -> bool:
 
 def datasheet_embed(entry: Entry, *, complete: Entry | None = None) -> discord.Embed:
     data = entry.data
-    embed = discord.Embed(title=truncate(entry.name, 256), colour=COLOUR_RULES)
+    embed = discord.Embed(title=escape(entry.name, limit=256), colour=COLOUR_RULES)
     embed.set_author(name=truncate(f"Datasheet · {edition_label(entry.edition)}"
-                                   + (f" · {entry.faction}" if entry.faction else ""), 256))
+                                   + (f" · {safe_markdown(entry.faction)}" if entry.faction else ""), 256))
     borrowed = (complete.data.get("profiles") if complete is not None and isinstance(complete.data, dict)
                 else None)
     if data.get("profiles"):
@@ -293,7 +300,7 @@ def datasheet_embed(entry: Entry, *, complete: Entry | None = None) -> discord.E
     ability_lines = []
     for a in data.get("abilities") or []:
         if a.get("text"):
-            ability_lines.append(f"**{escape(a['name'])}:** {truncate(a['text'], 600)}")
+            ability_lines.append(f"**{escape(a['name'])}:** {safe_markdown(a['text'], limit=600)}")
         else:
             ability_lines.append(f"**{escape(a['name'])}** ({a.get('type') or 'ability'})")
     for i, chunk in enumerate(_chunks(ability_lines)):
@@ -301,22 +308,22 @@ def datasheet_embed(entry: Entry, *, complete: Entry | None = None) -> discord.E
     unit = []
     if data.get("composition"):
         # one line per model type or loadout sentence: "; " glued "…ward stave.; Every CORV…"
-        unit.extend(f"▪ {c}" for c in data["composition"])
+        unit.extend(f"▪ {safe_markdown(c)}" for c in data["composition"])
     if data.get("points"):
         unit.append("Points: " + ", ".join(f"{p['models']} model{'s' if p['models'] != 1 else ''}: {p['points']}"
-                                           + (f" ({p['label']})" if p.get("label") else "") for p in data["points"]))
+                                           + (f" ({escape(str(p['label']))})" if p.get("label") else "") for p in data["points"]))
     if data.get("leader"):
-        unit.append(str(data["leader"]))
+        unit.append(safe_markdown(str(data["leader"])))
     if unit:
         _add_field(embed, "Unit", truncate("\n".join(unit), EMBED_FIELD_VALUE_MAX))
-    keywords = ", ".join(data.get("keywords") or [])
-    factions = ", ".join(data.get("faction_keywords") or [])
+    keywords = escape(", ".join(data.get("keywords") or []))
+    factions = escape(", ".join(data.get("faction_keywords") or []))
     if keywords or factions:
         _add_field(embed, "Keywords", truncate(keywords + (f"\nFaction: {factions}" if factions else ""),
                                                EMBED_FIELD_VALUE_MAX))
     add_sources(embed, entry, add=_add_field)
     if complete is not None:
-        _add_field(embed, "More complete source", truncate(f"{complete.name} ({complete.source})", 1024))
+        _add_field(embed, "More complete source", escape(f"{complete.name} ({complete.source})", limit=1024))
     return embed
 
 
@@ -350,7 +357,7 @@ def add_sources(embed: discord.Embed, entry: Entry, add=None) -> None:
     if text:
         fields.append(("Sources", text))
     for name, value in fields:
-        value = truncate(value, EMBED_FIELD_VALUE_MAX)
+        value = safe_markdown(value, limit=EMBED_FIELD_VALUE_MAX)  # source names and values are imported text
         if add is not None:
             add(embed, name, value)
         else:

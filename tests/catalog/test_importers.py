@@ -176,7 +176,7 @@ def test_gdc_faction_file(small_catalog: Catalog) -> None:
     ('{"name": "Orks", "source": "40k-9e", "datasheets": []}', 1, "unknown 'source'"),
     ('{"hello": "world"}', 1, "not a game-datacards core rules, faction, faqs or keywords file"),
     ('{"name": "Orks", "source": "40k-11e", "stratagems": [\n{"id": "s-1", "name": "X", "cost": "lots"}]}', 2,
-     "non-numeric cost"),
+     "cost 'lots' that is not a whole number from 0 to 20"),
 ])
 def test_gdc_malformed_files_are_reported(tmp_path: Path, content: str, line: int, reason: str) -> None:
     bad = tmp_path / "bad.json"

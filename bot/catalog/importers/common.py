@@ -1,16 +1,37 @@
-"""Shared helpers for importers: size-limited reading, precise errors, keyword normalisation."""
+"""Shared helpers for importers: size-limited reading, precise errors, keyword normalisation.
+
+Limits (documented in docs/operations.md; hostile files are refused before they cost much time or memory,
+with headroom of 3-20x over the largest real export file of 2025/2026):
+
+- CSV (Wahapedia): a file over `MAX_CSV_BYTES`, a folder whose read files total over `MAX_CSV_FOLDER_BYTES`,
+  a field over `MAX_CSV_FIELD_CHARS`, a file over `MAX_CSV_ROWS` rows or a folder over `MAX_CSV_FOLDER_ROWS`.
+- JSON (game-datacards): a file over `MAX_JSON_BYTES`, more than `MAX_JSON_ITEMS` values (counted as the
+  commas, '{' and '[' of the file before it is parsed, so a file of millions of `{},` never becomes
+  millions of objects), or nesting deeper than `MAX_JSON_DEPTH`.
+- Numbers: a stratagem's CP cost must be 0..`MAX_STRATAGEM_CP`, points and enhancement costs
+  0..`MAX_POINTS`; any number is read from at most `MAX_NUMBER_DIGITS` digits.
+"""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from bot.catalog.keywords import _parse_sequence
 from bot.catalog.model import DETACHMENT_SCOPE, CatalogImportError, Entry, make_id, slug
 from bot.catalog.normalize import normalize
 
-# Documented in docs/rules-notes.md: files larger than this are refused before they are read.
-MAX_CSV_BYTES = 64 * 1024 * 1024
-MAX_JSON_BYTES = 32 * 1024 * 1024
+MAX_CSV_BYTES = 16 * 1024 * 1024          # largest real file read: 1.5 MB (Datasheets_abilities.csv)
+MAX_CSV_FOLDER_BYTES = 32 * 1024 * 1024   # the files of a real export that are read: 7.2 MB together
+MAX_CSV_FIELD_CHARS = 64 * 1024           # longest real field: 9,493 characters (Abilities.csv)
+MAX_CSV_ROWS = 200_000                    # longest file read: 15,584 rows (Datasheets_keywords.csv)
+MAX_CSV_FOLDER_ROWS = 400_000             # all files read: 43,700 rows
+MAX_JSON_BYTES = 16 * 1024 * 1024         # largest real file: 1.9 MB (core_rules.json)
+MAX_JSON_ITEMS = 400_000                  # core_rules.json: 18,600
+MAX_JSON_DEPTH = 32                       # deepest real file: 9 levels
+MAX_STRATAGEM_CP = 20                     # the same bound /strat use puts on a cost (bot/games/rules.MAX_CP_STEP)
+MAX_POINTS = 10_000
+MAX_NUMBER_DIGITS = 9
 
 
 def read_text(path: Path, max_bytes: int) -> str:
@@ -22,11 +43,30 @@ def read_text(path: Path, max_bytes: int) -> str:
     if size > max_bytes:
         raise CatalogImportError(str(path), None, f"file is {size:,} bytes; the limit is {max_bytes:,} bytes")
     raw = path.read_bytes()
+    body = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw  # offsets below are in `body`, so no BOM shift
     try:
-        return raw.decode("utf-8-sig")
+        return body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise CatalogImportError(str(path), line, f"not UTF-8 text (byte {raw[exc.start]:#04x})") from exc
+        line = body[: exc.start].count(b"\n") + 1
+        column = exc.start - (body.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise CatalogImportError(str(path), line, f"not UTF-8 text (byte {body[exc.start]:#04x} at column "
+                                                  f"{column}, file offset {exc.start + len(raw) - len(body)})") from exc
+
+
+def bounded_int(value: object, low: int, high: int) -> int | None:
+    """The leading integer of `value` ("2+", " 3", 5) when it has at most MAX_NUMBER_DIGITS digits and lies
+    in [low, high]; None otherwise (so a 10**30 or a 5,000-digit number never becomes an int)."""
+    m = re.match(r"^\s*(-?\d+)", str(value if value is not None else ""))
+    if not m or len(m.group(1).lstrip("-")) > MAX_NUMBER_DIGITS:
+        return None
+    number = int(m.group(1))
+    return number if low <= number <= high else None
+
+
+def shown(value: object, limit: int = 40) -> str:
+    """A value echoed in an error message, shortened."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def line_of(text: str, needle: str) -> int | None:

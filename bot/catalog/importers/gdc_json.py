@@ -16,11 +16,18 @@ from typing import Any
 
 from bot.catalog.importers.common import (
     MAX_JSON_BYTES,
+    MAX_JSON_DEPTH,
+    MAX_JSON_ITEMS,
+    MAX_NUMBER_DIGITS,
+    MAX_POINTS,
+    MAX_STRATAGEM_CP,
+    bounded_int,
     detachment_entries,
     line_of,
     printed_keyword,
     read_text,
     sheet_text,
+    shown,
     weapon_line,
 )
 from bot.catalog.markdown import html_to_markdown
@@ -77,12 +84,38 @@ def load_path(path: Path, skipped: list[str] | None = None) -> Batches:
     return batches
 
 
-def load_file(path: Path) -> tuple[str, tuple[str, str | None, list[Entry]]]:
-    text = read_text(path, MAX_JSON_BYTES)
+def parse_bounded(text: str, path: Path) -> Any:
+    """json.loads within the documented limits: at most MAX_JSON_ITEMS values (an upper bound counted on the
+    raw text before parsing, so memory stays proportional to a real file) and MAX_JSON_DEPTH levels."""
+    items = text.count(",") + text.count("{") + text.count("[")
+    if items > MAX_JSON_ITEMS:
+        raise CatalogImportError(str(path), None, f"about {items:,} JSON values; the limit is {MAX_JSON_ITEMS:,}")
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CatalogImportError(str(path), exc.lineno, f"invalid JSON: {exc.msg}") from exc
+    except RecursionError:
+        raise CatalogImportError(str(path), None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
+    if _depth_over(doc, MAX_JSON_DEPTH):
+        raise CatalogImportError(str(path), None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    return doc
+
+
+def _depth_over(doc: Any, limit: int) -> bool:
+    """Whether `doc` nests deeper than `limit` containers (iterative: no recursion on hostile input)."""
+    stack = [(doc, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            if depth > limit:
+                return True
+            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+    return False
+
+
+def load_file(path: Path) -> tuple[str, tuple[str, str | None, list[Entry]]]:
+    text = read_text(path, MAX_JSON_BYTES)
+    doc = parse_bounded(text, path)
     if not isinstance(doc, dict):
         raise CatalogImportError(str(path), 1, "expected a JSON object at the top level")
     if "sections" in doc:
@@ -314,11 +347,12 @@ def _faction(doc: dict, path: Path, text: str) -> tuple[list[Entry], str]:
             raise CatalogImportError(str(path), line_of(text, str((s or {}).get("id", ""))) if isinstance(s, dict)
                                      else None, f"stratagems[{i}] has no name")
         fields = {k: html_to_markdown(str(s.get(k) or "")) for k in ("when", "target", "effect", "restrictions")}
-        try:
-            cp = int(s.get("cost"))
-        except (TypeError, ValueError):
+        cp = s.get("cost")
+        cp = bounded_int(cp, 0, MAX_STRATAGEM_CP) if isinstance(cp, int | str) and not isinstance(cp, bool) else None
+        if cp is None or str(s.get("cost")).strip() != str(cp):
             raise CatalogImportError(str(path), line_of(text, str(s.get("id", ""))),
-                                     f"stratagems[{i}] ({s['name']}) has a non-numeric cost {s.get('cost')!r}") from None
+                                     f"stratagems[{i}] ({shown(s['name'])}) has a cost {shown(s.get('cost'))} "
+                                     f"that is not a whole number from 0 to {MAX_STRATAGEM_CP}")
         detachment = s.get("detachment")
         stype = str(s.get("type") or "")
         data = {"cp": cp, "cp_extra": [], "category": detachment or "Core", "detachment": detachment, "type": stype,
@@ -338,7 +372,7 @@ def _faction(doc: dict, path: Path, text: str) -> tuple[list[Entry], str]:
         if not isinstance(e, dict) or not isinstance(e.get("name"), str) or not e["name"].strip():
             raise CatalogImportError(str(path), None, f"enhancements[{i}] has no name")
         body = html_to_markdown(str(e.get("description") or ""))
-        cost = int(e["cost"]) if str(e.get("cost", "")).isdigit() else None
+        cost = bounded_int(e.get("cost"), 0, MAX_POINTS) if str(e.get("cost", "")).isdigit() else None
         add(Entry(make_id(edition, "enhancement", f"{scope}.{slug(e.get('detachment') or '')}", e["name"]),
                   "enhancement", e["name"], edition, faction, source, body,
                   {"cost": cost, "detachment": e.get("detachment"), "rule": body, "gdc_id": str(e.get("id") or "")}))
@@ -392,8 +426,8 @@ def _localised(value: Any) -> Any:
 
 
 def _num(value: Any) -> int | None:
-    m = re.match(r"^\s*(-?\d+)", str(value if value is not None else ""))
-    return int(m.group(1)) if m else None
+    """Leading integer of a stat ("4+", "6\""), None when absent or absurdly long."""
+    return bounded_int(value, -(10 ** MAX_NUMBER_DIGITS), 10 ** MAX_NUMBER_DIGITS)
 
 
 def _datasheet(ds: dict, path: Path, where: int | None) -> dict:
@@ -434,7 +468,7 @@ def _datasheet(ds: dict, path: Path, where: int | None) -> dict:
                                       "type": "datasheet" if typ == "other" else typ})
     points = []
     for p in ds.get("points") or []:
-        cost, models = _num(p.get("cost")), _num(p.get("models"))
+        cost, models = bounded_int(p.get("cost"), 0, MAX_POINTS), _num(p.get("models"))
         if cost is not None and models is not None:
             points.append({"models": models, "points": cost})
     composition = [html_to_markdown(c).lstrip("▪ ").strip() for c in ds.get("composition") or [] if isinstance(c, str)]

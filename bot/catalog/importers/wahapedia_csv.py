@@ -15,10 +15,19 @@ from pathlib import Path
 
 from bot.catalog.importers.common import (
     MAX_CSV_BYTES,
+    MAX_CSV_FIELD_CHARS,
+    MAX_CSV_FOLDER_BYTES,
+    MAX_CSV_FOLDER_ROWS,
+    MAX_CSV_ROWS,
+    MAX_NUMBER_DIGITS,
+    MAX_POINTS,
+    MAX_STRATAGEM_CP,
+    bounded_int,
     detachment_entries,
     printed_keyword,
     read_text,
     sheet_text,
+    shown,
     weapon_line,
 )
 from bot.catalog.importers.seeds import title_case
@@ -51,6 +60,8 @@ OPTIONAL = {
 def read_table(path: Path, required: tuple[str, ...]) -> list[dict[str, str]]:
     """One export file as a list of dicts keyed by header name (BOM, CRLF and the trailing '|' handled)."""
     text = read_text(path, MAX_CSV_BYTES)
+    if text.count("\n") > MAX_CSV_ROWS + 1 or text.count("\r") > 2 * (MAX_CSV_ROWS + 1):  # before splitting
+        raise CatalogImportError(str(path), MAX_CSV_ROWS + 2, f"more than {MAX_CSV_ROWS:,} rows; that is the limit")
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     while lines and not lines[-1].strip():
         lines.pop()
@@ -62,10 +73,19 @@ def read_table(path: Path, required: tuple[str, ...]) -> list[dict[str, str]]:
     missing = [c for c in required if c not in header]
     if missing:
         raise CatalogImportError(str(path), 1, f"missing column(s) {', '.join(missing)}; found {', '.join(header)}")
+    if len(lines) - 1 > MAX_CSV_ROWS + 1:
+        raise CatalogImportError(str(path), MAX_CSV_ROWS + 2, f"more than {MAX_CSV_ROWS:,} rows; that is the limit")
     rows = []
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():
             continue
+        if len(line) > MAX_CSV_FIELD_CHARS:
+            cells = _split(line)
+            at = max(range(len(cells)), key=lambda i: len(cells[i]))
+            if len(cells[at]) > MAX_CSV_FIELD_CHARS:
+                column = repr(header[at]) if at < len(header) else f"number {at + 1}"
+                raise CatalogImportError(str(path), number, f"field {column} has {len(cells[at]):,} characters; "
+                                                            f"the limit is {MAX_CSV_FIELD_CHARS:,}")
         fields = _split(line)
         if len(fields) != len(header):
             raise CatalogImportError(str(path), number, f"{len(fields)} fields where the header has {len(header)} "
@@ -104,11 +124,19 @@ def load_folder(folder: Path) -> Batches:
     if not folder.is_dir():
         raise CatalogImportError(str(folder), None, "not a folder (point at the unzipped Wahapedia export)")
     tables: dict[str, list[dict]] = {}
-    for name, cols in REQUIRED.items():
+    wanted = [(name, cols) for name, cols in REQUIRED.items()]
+    wanted += [(name, cols) for name, cols in OPTIONAL.items() if (folder / name).exists()]
+    total = sum((folder / name).stat().st_size for name, _ in wanted if (folder / name).is_file())
+    if total > MAX_CSV_FOLDER_BYTES:
+        raise CatalogImportError(str(folder), None, f"the export's files total {total:,} bytes; the limit is "
+                                                    f"{MAX_CSV_FOLDER_BYTES:,} bytes")
+    rows = 0
+    for name, cols in wanted:
         tables[name] = read_table(folder / name, cols)
-    for name, cols in OPTIONAL.items():
-        if (folder / name).exists():
-            tables[name] = read_table(folder / name, cols)
+        rows += len(tables[name])
+        if rows > MAX_CSV_FOLDER_ROWS:
+            raise CatalogImportError(str(folder / name), None, f"the export has more than {MAX_CSV_FOLDER_ROWS:,} "
+                                                               "rows in all; that is the limit")
     edition = _edition(folder, tables)
     updated = (tables.get("Last_update.csv") or [{}])[0].get("last_update", "")[:10]
     source = f"Wahapedia export {updated}".strip()
@@ -124,9 +152,12 @@ def _md(raw: str) -> str:
     return html_to_markdown(raw or "")
 
 
+_BIG = 10 ** MAX_NUMBER_DIGITS
+
+
 def _num(value: str) -> int | None:
-    m = re.match(r"^\s*(-?\d+)", value or "")
-    return int(m.group(1)) if m else None
+    """Leading integer of a cell ("4+", "24"), None when absent or absurdly long."""
+    return bounded_int(value, -_BIG, _BIG)
 
 
 def _entries(t: dict[str, list[dict]], edition: str, source: str, folder: Path) -> list[Entry]:
@@ -213,7 +244,7 @@ def _entries(t: dict[str, list[dict]], edition: str, source: str, folder: Path) 
         points = []
         for c in rows.get("Datasheets_models_cost.csv", []):
             models = _num(c.get("description", ""))
-            cost = _num(c.get("cost", ""))
+            cost = bounded_int(c.get("cost", ""), 0, MAX_POINTS)
             if models is not None and cost is not None:
                 points.append({"models": models, "points": cost})
         counts = [_num(c) for c in composition if _num(c) is not None]
@@ -250,12 +281,13 @@ def _entries(t: dict[str, list[dict]], edition: str, source: str, folder: Path) 
         m = re.match(r"^(?:(.+?) – )?(.+?)(?: Stratagem)?$", stype)
         category = (m.group(1) if m and m.group(1) else s.get("detachment") or "Core") if m else "Core"
         kind_type = m.group(2) if m else stype
-        cp = _num(s.get("cp_cost", ""))
+        cp = bounded_int(s.get("cp_cost", ""), 0, MAX_STRATAGEM_CP)
         if cp is None and not s.get("cp_cost", "").strip():
             cp = 0  # e.g. Aeldari Agile Manoeuvres: listed with stratagems, no CP cost printed
         elif cp is None:
             raise CatalogImportError(str(folder / "Stratagems.csv"), int(s["_line"]),
-                                     f"cp_cost {s.get('cp_cost')!r} is not a number")
+                                     f"cp_cost {shown(s.get('cp_cost'))} is not a number from 0 to "
+                                     f"{MAX_STRATAGEM_CP}")
         turn = s.get("turn", "").lower()
         data = {"cp": cp, "cp_extra": [], "category": category,
                 "detachment": s.get("detachment") or None, "type": kind_type,
@@ -285,7 +317,7 @@ def _entries(t: dict[str, list[dict]], edition: str, source: str, folder: Path) 
                                                   f"{slug(e.get('detachment') or '')}", e["name"]),
                   "enhancement", e["name"], edition, faction_of(e.get("faction_id", "")), source,
                   (f"*{legend}*\n\n" if legend else "") + body,
-                  {"cost": _num(e.get("cost", "")), "detachment": e.get("detachment") or None, "rule": body}),
+                  {"cost": bounded_int(e.get("cost", ""), 0, MAX_POINTS), "detachment": e.get("detachment") or None, "rule": body}),
             "Enhancements.csv", e)
     return list(out.values())
 
