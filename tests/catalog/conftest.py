@@ -97,7 +97,10 @@ def small_catalog(small_dir: Path) -> Iterator[Catalog]:
 
 
 def copy_catalog(source_dir: Path, target_dir: Path) -> Path:
+    """The catalog file and its kept imports (without them the copy would be out of step and rebuild)."""
     target_dir.mkdir(parents=True, exist_ok=True)
+    if (source_dir / "imports").is_dir():
+        shutil.copytree(source_dir / "imports", target_dir / "imports")
     src = sqlite3.connect(source_dir / "catalog.sqlite")
     dst = sqlite3.connect(target_dir / "catalog.sqlite")
     try:
