@@ -61,7 +61,7 @@ def test_wahapedia_real_export(full_catalog: Catalog) -> None:
 
 def test_wahapedia_fixture_export(small_catalog: Catalog) -> None:
     names = {d["name"]: d for d in small_catalog.datasets()}
-    assert names["wahapedia:10e"]["entries"] == 26
+    assert names["wahapedia:10e"]["entries"] == 28  # with its 2 detachments as entries of their own (#10)
     _check_wahapedia_entries(small_catalog)
     guard = small_catalog.get(small_catalog.search("custodian guard", kind="datasheet", edition="10e")[0].id)
     assert guard.data["points"] == [{"models": 4, "points": 170}, {"models": 5, "points": 210}]
@@ -120,7 +120,7 @@ def test_wahapedia_reimport_replaces_and_failure_changes_nothing(writable_catalo
     before = writable_catalog.count()
     first = writable_catalog.import_dataset("wahapedia", FIX_WAHAPEDIA)
     after_first = writable_catalog.count()
-    assert first["wahapedia:10e"] == 26 and after_first == before + first["wahapedia:10e"]
+    assert first["wahapedia:10e"] == 28 and after_first == before + first["wahapedia:10e"]
     writable_catalog.import_dataset("wahapedia", FIX_WAHAPEDIA)
     assert writable_catalog.count() == after_first  # replaced, not duplicated
     broken = copy_fixture(FIX_WAHAPEDIA, tmp_path / "broken")

@@ -12,7 +12,7 @@ from bot.catalog.importers import gdc_json
 from bot.catalog.model import is_detachment_entry
 from bot.catalog.service import Catalog
 from bot.console import ConsoleSession
-from tests.catalog.conftest import REPO, full_catalog  # noqa: F401 - session fixture
+from tests.catalog.conftest import REPO, full_catalog, full_dir  # noqa: F401 - session fixtures
 
 FIXTURE = REPO / "tests" / "fixtures" / "gdc-11e"
 
