@@ -373,7 +373,8 @@ def fingerprint(data_root: Path = DATA_ROOT) -> str:
     h = hashlib.sha256()
     h.update(f"schema={SCHEMA_VERSION};builder={BUILDER_VERSION};wh40kdc={wh40kdc.__version__}".encode())
     files = sorted((data_root / "seeds").glob("*.txt")) + [data_root / "aliases.toml",
-                                                             data_root / "wh40kdc_overrides.json"]
+                                                             data_root / "wh40kdc_overrides.json",
+                                                             data_root / "unit_overrides.json"]
     for path in files:
         if path.exists():
             h.update(path.name.encode())

@@ -158,6 +158,11 @@ def load(overrides_path: Path) -> tuple[list[Entry], str]:
         weapon_edition[key] = _edition(w)
     apply_overrides(weapons, load_overrides(overrides_path), overrides_path)
 
+    from bot.units import wh40kdc as units_loader
+
+    # The unit as fielded (bot/units), stored with each datasheet so /sim never loads wh40kdc at run time.
+    fielded = units_loader.build_all(ds, weapons, {wid: name for (_, wid), name in weapon_names.items()},
+                                     units_loader.load_overrides())
     compositions = {(c.get("unit_id"), c.get("faction_id")): c for c in ds.unit_compositions}
     unit_names = {u["id"]: u["name"] for u in raw_units}
     leads: dict[str, list[str]] = {}
@@ -203,6 +208,8 @@ def load(overrides_path: Path) -> tuple[list[Entry], str]:
             if u["id"] in leads else None,
             "legend": bool(u.get("is_legend")),
         }
+        if (unit := fielded.get((u["faction_id"], u["id"]))) is not None:
+            data["unit"] = {k: v for k, v in unit.to_json().items() if k != "weapons"}
         if (u.get("transport_capacity") or {}).get("capacity"):
             data["transport"] = f"Transport capacity {u['transport_capacity']['capacity']}"
         eid = make_id(edition, "datasheet", f"wh40kdc.{u['faction_id']}", u["id"])
