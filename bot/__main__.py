@@ -1,4 +1,4 @@
-"""`python -m bot [run | console | lookup | import | game]`.
+"""`python -m bot [run | console | lookup | import | game | sim]`.
 
 With no subcommand the bot runs: it connects to Discord when DISCORD_TOKEN is set, and otherwise
 opens the offline console on the embedded data.
@@ -26,7 +26,7 @@ log = logging.getLogger("cogitator")
 OFFLINE_BANNER = "Cogitator offline console (no DISCORD_TOKEN set) on the embedded data — type /help, Ctrl-D to quit."
 
 # Feature packages that contribute subcommands: each module exposes add_subcommands(subparsers).
-_CLI_MODULES = ("bot.catalog.cli", "bot.games.cli", "bot.armies.cli", "bot.ops_cli", "bot.storage.cli")
+_CLI_MODULES = ("bot.catalog.cli", "bot.games.cli", "bot.armies.cli", "bot.sim.cli", "bot.ops_cli", "bot.storage.cli")
 
 
 def _ids(text: str) -> list[int]:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from bot.catalog.service import Catalog
     from bot.games.store import GameStore
     from bot.guild_settings import GuildSettings
+    from bot.sim.planner import UnitPlanner
     from bot.sim.service import SimulationService
     from bot.storage import Storage
     from bot.web.tokens import OverlayTokens
@@ -67,8 +68,15 @@ class Services:
 
         return OverlayTokens(self.storage)
 
+    @cached_property
+    def sim_planner(self) -> UnitPlanner:
+        from bot.sim.planner import UnitPlanner
+
+        return UnitPlanner(self.catalog)
+
     def close(self) -> None:
         """Close whatever was opened; safe to call twice."""
+        self.__dict__.pop("sim_planner", None)
         for name in ("catalog", "games", "guild_settings", "simulation", "overlay_tokens", "storage"):
             service = self.__dict__.pop(name, None)
             if service is not None and hasattr(service, "close"):

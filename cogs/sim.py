@@ -25,18 +25,9 @@ from discord.ext import commands
 from bot.errors import UserError
 from bot.render.common import NO_MENTIONS, escape, truncate
 from bot.render.sim import PLOT_FILENAME, SimDescription, sim_embed, target_line, weapon_line
+from bot.sim.planner import UnitRequest
 from bot.sim.profiles import parse_attacker, parse_target
-from bot.sim.requests import (
-    ALL_RANGED,
-    SimOptions,
-    build_request,
-    datasheet_target,
-    distinct_weapons,
-    engine_weapon,
-    select_weapons,
-    weapon_kind,
-    with_profiles,
-)
+from bot.sim.requests import SimOptions, build_request, weapon_kind
 
 log = logging.getLogger("cogitator.sim")
 
@@ -58,6 +49,10 @@ EDITION_CHOICES = [
 METHOD_CHOICES = [
     Choice(name="exact distribution", value="exact"),
     Choice(name="Monte Carlo (100,000 trials)", value="montecarlo"),
+]
+PHASE_CHOICES = [
+    Choice(name="shooting", value="shooting"),
+    Choice(name="fight", value="fight"),
 ]
 REROLL_CHOICES = [
     Choice(name="no re-roll", value="none"),
@@ -114,34 +109,6 @@ class Sim(commands.Cog):
             return chosen
         return self.services.guild_settings.edition(interaction.guild_id)
 
-    def _complete(self, entry: Any, option: str) -> Any:
-        """A target needs a profile table; an attacker needs only its weapons."""
-        if option != "target":
-            return entry
-        return with_profiles(entry, self.services.catalog.complete_text_for(entry.id))
-
-    def _datasheet(self, value: str, edition: str, option: str) -> Any:
-        """An autocomplete id, or a typed name resolved confidently; otherwise a UserError with candidates."""
-        text = (value or "").strip()
-        if not text:
-            raise UserError(f"Name a unit for `{option}`.", field=option)
-        catalog = self.services.catalog
-        entry = catalog.get(text) if ":datasheet:" in text else None
-        if entry is not None and entry.kind == "datasheet":
-            return self._complete(entry, option)
-        resolution = catalog.resolve(text, kind="datasheet", edition=edition)
-        if resolution.best is not None and resolution.confident:
-            return self._complete(resolution.best, option)
-        # Not in this edition's data: a datasheet of the other edition is still worth simulating (noted).
-        anywhere = catalog.resolve(text, kind="datasheet", prefer_edition=edition)
-        if anywhere.best is not None and anywhere.confident:
-            return self._complete(anywhere.best, option)
-        resolution = resolution if resolution.candidates else anywhere
-        names = ", ".join(escape(hit.name) for hit in resolution.candidates[:5])
-        hint = f" Did you mean: {names}?" if names else " Pick one from the list as you type."
-        shown = text[:60].replace("`", "'")
-        raise UserError(f"No datasheet matches `{shown}` for `{option}`.{hint}", field=option)
-
     async def _run_and_reply(
         self,
         interaction: discord.Interaction,
@@ -171,18 +138,24 @@ class Sim(commands.Cog):
         )
 
     # ------------------------------------------------------------------ /sim unit
-    @sim.command(name="unit", description="Simulate a catalog unit's weapons against a catalog unit.")
+    @sim.command(name="unit", description="Simulate a catalog unit, as fielded, against a catalog unit.")
     @app_commands.describe(
         attacker="Attacking unit (datasheet)",
-        weapon="One weapon, or all ranged weapons of a single model (default: its only or all ranged weapons)",
-        models="Attacking models firing each weapon (default: the unit's minimum size)",
         target="Target unit (datasheet)",
-        target_models="Models in the target unit (default: its minimum size)",
+        weapon="Fire only this weapon or profile; '3x Plasma pistol' sets how many (default: the loadout)",
+        models="Models in the attacking unit (default: the datasheet's minimum)",
+        target_models="Models in the target unit (default: the datasheet's minimum)",
+        phase="Shooting (every ranged weapon) or fight (one melee weapon per model)",
+        leader="A leader attached to the attacking unit",
+        target_leader="A leader attached to the target unit",
         wounds_lost="Wounds one target model has already lost (it is finished first)",
-        fnp="Target's Feel No Pain (default: read from its abilities when unconditional)",
+        abilities="Apply the units' own abilities where the data states their effect (default: on)",
+        force="Run even when the size, loadout or leader is not allowed by the datasheet",
+        fnp="Target's Feel No Pain (default: from its abilities)",
         **OPTION_DESCRIPTIONS,
     )
     @app_commands.choices(
+        phase=PHASE_CHOICES,
         reroll_hits=REROLL_CHOICES,
         reroll_wounds=REROLL_CHOICES,
         edition=EDITION_CHOICES,
@@ -196,7 +169,12 @@ class Sim(commands.Cog):
         weapon: app_commands.Range[str, 1, 100] | None = None,
         models: app_commands.Range[int, 1, 100] | None = None,
         target_models: app_commands.Range[int, 1, 100] | None = None,
+        phase: str | None = None,
+        leader: app_commands.Range[str, 1, 100] | None = None,
+        target_leader: app_commands.Range[str, 1, 100] | None = None,
         wounds_lost: app_commands.Range[int, 0, 200] = 0,
+        abilities: bool = True,
+        force: bool = False,
         half_range: bool = False,
         stationary: bool = False,
         charged: bool = False,
@@ -213,47 +191,25 @@ class Sim(commands.Cog):
         method: str = "exact",
     ) -> None:
         options = self._options(interaction)
-        attacker_entry = self._datasheet(attacker, options.edition, "attacker")
-        target_entry = self._datasheet(target, options.edition, "target")
-        attacker_data = attacker_entry.data or {}
-        single_model = int(attacker_data.get("models_max") or attacker_data.get("models_min") or 1) == 1
-        weapons, notes = select_weapons(
-            list(attacker_data.get("weapons") or []), weapon, single_model=single_model
+        asked = UnitRequest(
+            attacker=attacker, target=target, weapon=weapon, models=models, target_models=target_models,
+            phase=phase, leader=leader, target_leader=target_leader, wounds_lost=wounds_lost, fnp=fnp,
+            abilities=abilities, force=force,
         )
-        count = models if models is not None else int(attacker_data.get("models_min") or 1)
-        if models is None and count > 1 and len(attacker_data.get("profiles") or []) > 1:
-            notes.append(f"fired from {count} models (the unit's minimum size), but its model types may carry "
-                         "different weapons: set models: to the number that carry it")
-        volley = [{"models": count, "weapon": engine_weapon(w)} for w in weapons]
-        target_profile, _profile_name, target_notes = datasheet_target(
-            target_entry.data or {}, models=target_models, fnp=fnp
-        )
-        notes += target_notes
-        if wounds_lost:
-            wounds = int(target_profile.get("wounds") or 0)
-            if wounds_lost >= wounds:
-                raise UserError(
-                    f"`wounds_lost` must be less than the target's W ({wounds}); a model with none left is dead.",
-                    field="wounds_lost",
-                )
-            target_profile["wounds_lost"] = wounds_lost
-        for entry in (attacker_entry, target_entry):
-            if entry.edition != options.edition:
-                notes.append(f"{entry.name}: {entry.edition} datasheet used with {options.edition} rules")
-        request = build_request(
-            volley, target_profile, options, attacker_keywords=list(attacker_data.get("keywords") or [])
-        )
-        sources = list(dict.fromkeys([attacker_entry.source, target_entry.source]))
+        plan, entries = self.services.sim_planner.plan(asked, options)
+        sources = list(dict.fromkeys(entry.source for entry in entries))
         description = SimDescription(
-            title=f"{escape(attacker_entry.name)} → {escape(target_entry.name)}",
-            attacker_lines=[weapon_line(g["models"], g["weapon"]) for g in volley],
-            target_line=target_line(target_entry.name, target_profile),
+            title=f"{escape(entries[0].name)} → {escape(plan.target_name)}",
+            attacker_lines=[weapon_line(n, w) for n, w in plan.attacker_lines],
+            target_line=" + ".join(target_line(g["name"], g) for g in plan.target_groups),
             edition=options.edition,
             source=" + ".join(sources),
             options=options.describe(),
-            notes=notes,
+            notes=plan.assumptions,
+            abilities=plan.abilities,
+            groups=[(g["name"], g["models"], bool(g["character"])) for g in plan.target_groups],
         )
-        await self._run_and_reply(interaction, request, description)
+        await self._run_and_reply(interaction, plan.request, description)
 
     @unit.autocomplete("attacker")
     @unit.autocomplete("target")
@@ -281,40 +237,33 @@ class Sim(commands.Cog):
 
     @unit.autocomplete("weapon")
     async def _weapon_autocomplete(self, interaction: discord.Interaction, current: str) -> list[Choice[str]]:
+        """The attacker's weapons: what its models carry first, then its wargear options."""
         attacker = getattr(interaction.namespace, "attacker", None)
         if not attacker:
             return []
+        planner = self.services.sim_planner
         try:
-            entry = self._datasheet(str(attacker), self._edition_for_lookup(interaction), "attacker")
+            unit = planner.unit(planner.datasheet(str(attacker), self._edition_for_lookup(interaction), "attacker"))
         except UserError:
             return []
         except Exception:
             log.exception("weapon autocomplete failed")
             return []
-        data = entry.data or {}
-        weapons = list(data.get("weapons") or [])
         typed = (current or "").strip().lower()
+        carried = {c.weapon.lower() for m in unit.models for c in m.loadout}
+        weapons = sorted(unit.weapons, key=lambda w: str(w.get("weapon") or w.get("name")).lower() not in carried)
         choices: list[Choice[str]] = []
-        # "All ranged" only where it means something: one model carrying several ranged weapons. There is
-        # no "all melee": a model fights with one melee weapon (11e 04.01), so it is listed by name.
-        single_model = int(data.get("models_max") or data.get("models_min") or 1) == 1
-        if (
-            single_model
-            and len(distinct_weapons(weapons, "ranged")[0]) > 1
-            and (not typed or typed in "all ranged")
-        ):
-            choices.append(Choice(name="All ranged weapons (one profile each)", value=ALL_RANGED))
-        for index, weapon in enumerate(weapons, start=1):
+        for weapon in weapons:
             name = str(weapon.get("name", ""))
             if typed and typed not in name.lower():
                 continue
-            kind = weapon_kind(weapon)
-            label = f"{name} ({kind}, A{weapon.get('A')} S{weapon.get('S')} AP{weapon.get('AP')} D{weapon.get('D')})"
-            value = name if len(name) <= 100 else f"#{index}"
-            choices.append(Choice(name=_choice_name(label), value=value))
+            base = str(weapon.get("weapon") or name).lower()
+            where = weapon_kind(weapon) + ("" if base in carried else ", option")
+            label = f"{name} ({where}, A{weapon.get('A')} S{weapon.get('S')} AP{weapon.get('AP')} D{weapon.get('D')})"
+            choices.append(Choice(name=_choice_name(label), value=name[:100]))
             if len(choices) >= AUTOCOMPLETE_MAX:
                 break
-        return choices[:AUTOCOMPLETE_MAX]
+        return choices
 
     # ------------------------------------------------------------------ /sim custom
     @sim.command(

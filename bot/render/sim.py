@@ -38,6 +38,25 @@ class SimDescription:
     source: str
     options: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    abilities: list[str] = field(default_factory=list)
+    # Target groups (name, models, CHARACTER?) in request order, for kills per group (contract 1b).
+    groups: list[tuple[str, int, bool]] = field(default_factory=list)
+
+
+def group_kills(result: dict[str, Any], groups: list[tuple[str, int, bool]]) -> str | None:
+    """`Intercessors 4.1 of 5 · Captain 0.3 of 1 (P dead 22%)` from the engine's per-group results."""
+    per_group = result.get("groups") or []
+    if len(groups) < 2 or len(per_group) != len(groups):
+        return None
+    parts = []
+    for (name, models, character), found in zip(groups, per_group, strict=True):
+        killed = found.get("models_killed") or {}
+        text = f"{escape(name, limit=40)} {float(killed.get('mean', 0.0)):.1f} of {models}"
+        pmf = killed.get("pmf") or []
+        if character and len(pmf) > models:
+            text += f" (P dead {percent(float(pmf[models]))})"
+        parts.append(text)
+    return " · ".join(parts)
 
 
 def percent(p: float) -> str:
@@ -137,6 +156,8 @@ def sim_embed(result: dict[str, Any], request: dict[str, Any], description: SimD
         inline=True,
     )
     embed.add_field(name="P(wipe)", value=f"**{percent(float(result['p_wipe']))}**", inline=True)
+    if (per_group := group_kills(result, description.groups)) is not None:
+        embed.add_field(name="Kills per group", value=truncate(per_group, EMBED_FIELD_VALUE_MAX), inline=False)
     damage = result.get("damage") or {}
     if "mean" in damage:
         embed.add_field(
@@ -180,6 +201,12 @@ def sim_embed(result: dict[str, Any], request: dict[str, Any], description: SimD
     applied, ignored_text = _keyword_lines(applied_list, ignored)
     embed.add_field(name="Keywords applied", value=applied, inline=True)
     embed.add_field(name="Keywords ignored", value=ignored_text, inline=True)
+    if description.abilities:
+        embed.add_field(
+            name="Abilities applied",
+            value=truncate("\n".join(f"• {escape(a)}" for a in description.abilities), EMBED_FIELD_VALUE_MAX),
+            inline=False,
+        )
     notes = [escape(n) for n in description.notes] + [escape(str(n)) for n in result.get("notes", [])]
     if notes:
         embed.add_field(

@@ -79,6 +79,7 @@ class WargearOption:
     replaces: tuple[str, ...] = ()
     choices: tuple[tuple[str, ...], ...] = ()
     per_n_models: int | None = None
+    version: str | None = None  # the dataslate/codex it comes from (a source may carry two versions)
 
 
 @dataclass(frozen=True)
@@ -146,7 +147,7 @@ class Unit:
             if not force:
                 raise UserError(
                     f"{self.name} is fielded as {self.allowed_sizes()} models, not {models}. "
-                    "Add `force:True` to simulate it anyway.",
+                    "Add `force:True` (`--force` in `sim plan`) to simulate it anyway.",
                     field="models",
                 )
             notes.append(f"{self.name}: {models} models is outside the datasheet's {self.allowed_sizes()} (forced)")
@@ -205,6 +206,7 @@ class Unit:
                 WargearOption(
                     text=o.get("text", ""), model=o.get("model"), replaces=tuple(o.get("replaces") or ()),
                     choices=tuple(tuple(c) for c in o.get("choices") or ()), per_n_models=o.get("per_n_models"),
+                    version=o.get("version"),
                 )
                 for o in data.get("options") or ()
             ),

@@ -143,7 +143,7 @@ def unit_from_wh40kdc(
         who = constraint.get("model_name") or "a model"
         text = f"{who}: {' + '.join(replaces)} -> {words}" if replaces else f"{who}: add {words}"
         notes.append(WargearOption(text, constraint.get("model_name"), replaces, names,
-                                   constraint.get("per_n_models")))
+                                   constraint.get("per_n_models"), (o.get("game_version") or {}).get("dataslate")))
     built = Unit(
         name=str(unit["name"]), edition="11e" if (unit.get("game_version") or {}).get("edition") != "10th" else "10e",
         source=SOURCE, models=tuple(models), weapons=tuple(weapons), options=tuple(notes),
@@ -167,6 +167,12 @@ def apply_overrides(unit: Unit, overrides: list[dict[str, Any]], *, faction_id: 
 
     for item in overrides:
         if item.get("faction_id") != faction_id or item.get("unit_id") != unit_id:
+            continue
+        if "ability" in item:  # an ability whose structured effect contradicts the datasheet
+            abilities = tuple(Ability(a.name, item.get("effect")) if norm(a.name) == norm(item["ability"]) else a
+                              for a in unit.abilities)
+            unit = replace(unit, abilities=abilities,
+                           assumptions=(*unit.assumptions, f"ability corrected: {item.get('reason', '')}".strip()))
             continue
         models = []
         for m in unit.models:

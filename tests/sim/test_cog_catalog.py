@@ -33,36 +33,38 @@ async def test_target_autocomplete_prefers_the_edition_option(console: ConsoleSe
     assert choices and choices[0]["name"] == "Grimnyr (Leagues of Votann, 10e)"
 
 
-async def test_weapon_autocomplete_is_filtered_to_the_attacker(console: ConsoleSession) -> None:
+async def test_weapon_autocomplete_lists_the_loadout_first_then_options(console: ConsoleSession) -> None:
     choices = await console.autocomplete(f"/sim unit attacker:{STOMPA} weapon:", "weapon")
     values = [c["value"] for c in choices]
-    assert values[0] == "*ranged"  # one model with several guns: "all ranged" is offered
-    assert (
-        "Supa-gatler - Aimed" in values and "Supa-gatler - Point Blank" in values and "Mega-choppa" in values
-    )
+    assert "Supa-gatler - Aimed" in values and "Supa-gatler - Point Blank" in values and "Mega-choppa" in values
     assert len(choices) <= 25
     typed = await console.autocomplete(f"/sim unit attacker:{STOMPA} weapon:gatler", "weapon")
     assert [c["value"] for c in typed] == ["Supa-gatler - Aimed", "Supa-gatler - Point Blank"]
     boyz = await console.autocomplete("/sim unit attacker:Boyz weapon:", "weapon")
-    assert boyz and len(boyz) <= 25 and "*ranged" not in [c["value"] for c in boyz]
+    names = [c["name"] for c in boyz]
+    assert boyz and len(boyz) <= 25
+    carried = [i for i, n in enumerate(names) if ", option" not in n]
+    options = [i for i, n in enumerate(names) if ", option" in n]
+    assert carried and options and max(carried) < min(options)  # what the models carry comes first
     assert await console.autocomplete("/sim unit weapon:", "weapon") == []
 
 
-async def test_stompa_whole_ranged_volley_at_boyz(console: ConsoleSession) -> None:
+async def test_stompa_fires_its_loadout_three_big_shootas(console: ConsoleSession) -> None:
     reply = answer(await console.send(f"/sim unit attacker:{STOMPA} target:Boyz"))
     embed = reply.embeds[0]
     assert embed["title"] == "Stompa → Boyz"
+    assert "3 × Big Shoota — A 3 · BS 5+ · S 5 · AP 0 · D 1" in embed["description"]
     assert "1 × Deffkannon and Supa-rokkits — A 12 · BS 5+ · S 14 · AP -3 · D D6+2" in embed["description"]
-    assert "Point Blank" not in embed["description"]  # one profile per multi-profile weapon
+    assert "Point Blank" not in embed["description"] and "Mega-choppa" not in embed["description"]
     values = fields(reply)
-    assert values["Expected kills"].endswith("of 10")  # Boyz: models_min
-    assert "Supa-gatler: fired as Supa-gatler - Aimed only" in values["Notes"]
-    assert "Boy profile" in values["Notes"]
+    assert values["Expected kills"].endswith("of 10")  # Boyz: the datasheet's minimum
+    assert "Supa-gatler: fired as Supa-gatler - Aimed" in values["Notes"]
+    assert "3 big shootas" in values["Notes"]  # the loadout correction is stated
     assert embed["footer"] == "11th edition · Seed page: Orks – Stompa + wh40kdc 1.4.5 · exact"
     assert reply.files == ["sim.png"] and reply.file_data["sim.png"].startswith(b"\x89PNG")
 
 
-async def test_one_weapon_with_models_and_options(console: ConsoleSession) -> None:
+async def test_one_weapon_fires_from_the_models_that_carry_it(console: ConsoleSession) -> None:
     reply = answer(
         await console.send(
             "/sim unit attacker:Boyz weapon:Shoota models:20 target:Intercessor Squad target_models:10 "
@@ -70,11 +72,11 @@ async def test_one_weapon_with_models_and_options(console: ConsoleSession) -> No
         )
     )
     embed = reply.embeds[0]
-    assert "20 × Shoota" in embed["description"] and "10 × Intercessor Squad" in embed["description"]
+    # 20 Boyz are a Nob and 19 Boys; the Boys carry shootas (wh40kdc loadout), the Nob does not.
+    assert "19 × Shoota" in embed["description"] and "10 × Intercessor Squad" in embed["description"]
     assert "hits: re-roll 1s" in embed["description"]
     assert embed["footer"].startswith("10th edition")
     assert fields(reply)["Expected kills"].endswith("of 10")
-    # Only 11e datasheets exist for these units here; they are used with 10e rules, and the embed says so.
     assert "Boyz: 11e datasheet used with 10e rules" in fields(reply)["Notes"]
 
 
@@ -83,9 +85,13 @@ async def test_one_weapon_with_models_and_options(console: ConsoleSession) -> No
     [
         ("/sim unit attacker:qqqzzzxx target:Boyz", "`attacker`"),
         ("/sim unit attacker:Boyz weapon:Shoota target:qqqzzzxx", "`target`"),
-        ("/sim unit attacker:Boyz target:Intercessor Squad", "`weapon:`"),
-        ("/sim unit attacker:Boyz weapon:lascannon target:Intercessor Squad", "no weapon"),
-        (f"/sim unit attacker:{STOMPA} weapon:Supa-gatler target:Boyz", "several weapons"),
+        ("/sim unit attacker:Boyz weapon:lascannon target:Intercessor Squad", "no weapon `lascannon`"),
+        ("/sim unit attacker:Boyz target:Boyz models:25", "10-20 models, not 25"),
+        ("/sim unit attacker:Boyz target:Boyz target_models:5", "10-20 models, not 5"),
+        ("/sim unit attacker:Boyz target:Boyz leader:Captain", "Captain may not lead Boyz"),
+        ("/sim unit attacker:Intercessor Squad target:Boyz target_leader:Captain", "Warboss"),
+        ("/sim unit attacker:Boyz target:Boyz weapon:30x Rokkit Launcha", "at most 1 × Rokkit Launcha"),
+        ("/sim unit attacker:Boyz target:Boyz weapon:30x Choppa", "Only 9 models carry Choppa"),
     ],
 )
 async def test_bad_choices_get_ephemeral_errors(console: ConsoleSession, line: str, field_words: str) -> None:
@@ -95,8 +101,16 @@ async def test_bad_choices_get_ephemeral_errors(console: ConsoleSession, line: s
     assert field_words in replies[0].embeds[0]["description"]
 
 
+async def test_force_runs_an_impossible_request_and_says_so(console: ConsoleSession) -> None:
+    reply = answer(await console.send("/sim unit attacker:Boyz target:Boyz models:25 leader:Captain force:true"))
+    notes = fields(reply)["Notes"]
+    assert "Captain leading Boyz is not in the data (forced)" in notes
+    assert "25 models is outside the datasheet's 10-20 (forced)" in notes
+    assert "24 × Shoota" in reply.embeds[0]["description"]  # 1 Nob + 24 Boys
+
+
 async def test_wounds_lost_finishes_a_damaged_model_first(console: ConsoleSession) -> None:
-    base = "/sim unit attacker:Boyz weapon:Shoota models:10 target:Intercessor Squad target_models:1"
+    base = "/sim unit attacker:Boyz weapon:Shoota models:10 target:Intercessor Squad target_models:5"
     fresh = fields(answer(await console.send(base)))
     damaged_reply = answer(await console.send(base + " wounds_lost:1"))
     damaged = fields(damaged_reply)
@@ -113,14 +127,12 @@ async def test_a_target_without_a_profile_table_borrows_the_linked_datasheets(co
     assert [r.kind for r in replies] == ["defer", "followup"]
     text = replies[-1].text()
     assert "T 14" in text and "W 30" in text
-    assert "wh40kdc 1.4.5 (profiles)" in replies[-1].embeds[0]["footer"]
 
 
-async def test_mixed_model_types_warn_that_models_may_need_setting(console: ConsoleSession) -> None:
-    replies = await console.send("/sim unit attacker:10e:datasheet:seed.leagues-of-votann:grimnyr "
-                                 "weapon:Autoch-pattern bolter target:Boyz")
-    assert "set models:" in replies[-1].text()
-    replies = await console.send("/sim unit attacker:10e:datasheet:seed.leagues-of-votann:grimnyr "
-                                 "weapon:Autoch-pattern bolter models:2 target:Boyz")
-    assert "set models:" not in replies[-1].text()
-    assert "2 × Autoch-pattern bolter" in replies[-1].text()
+async def test_a_seed_page_loadout_fires_the_witchfire_once(console: ConsoleSession) -> None:
+    """The 10e Grimnyr seed page: "1 Grimnyr", "2 CORVs*", "The Grimnyr is equipped with: Ancestral Wrath;
+    ancestral ward stave.", "Every CORV is equipped with: Autoch-pattern bolter; close combat weapon."."""
+    text = answer(await console.send("/sim unit attacker:10e:datasheet:seed.leagues-of-votann:grimnyr "
+                                     "target:Boyz")).text()
+    assert "1 × Ancestral Wrath – witchfire" in text and "2 × Autoch-pattern bolter" in text
+    assert "composition and loadout text" in text

@@ -1,0 +1,72 @@
+"""`python -m bot sim plan` (contract 7): the request `/sim unit` would run, its assumptions and its result.
+
+Same planner as the slash command (bot/sim/planner.py), so the unit-as-fielded defaults can be checked
+without Discord. Bad input prints `{"error", "field"}` and exits 2, like the engine's CLI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from bot.config import Settings
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of models, got {text[:40]!r}") from None
+    if not 1 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"between 1 and 100 models, got {value}")
+    return value
+
+
+def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
+    sim = subparsers.add_parser("sim", help="combat simulation tools")
+    sub = sim.add_subparsers(dest="sim_command", required=True)
+    plan = sub.add_parser("plan", help="print the request /sim unit would run, its assumptions and its result")
+    plan.add_argument("--attacker", required=True, help="attacking unit (datasheet name or id)")
+    plan.add_argument("--target", required=True, help="target unit (datasheet name or id)")
+    plan.add_argument("--edition", choices=("10e", "11e"), default="11e")
+    plan.add_argument("--models", type=_count, help="models in the attacking unit (default: its minimum)")
+    plan.add_argument("--target-models", type=_count, help="models in the target unit (default: its minimum)")
+    plan.add_argument("--leader", help="a leader attached to the attacker")
+    plan.add_argument("--target-leader", help="a leader attached to the target")
+    plan.add_argument("--phase", choices=("shooting", "fight"))
+    plan.add_argument("--weapon", help="fire only this weapon ('3x Plasma pistol' sets how many)")
+    plan.add_argument("--no-abilities", action="store_true", help="do not apply the units' own abilities")
+    plan.add_argument("--force", action="store_true", help="run despite the datasheet checks")
+    plan.add_argument("--json", action="store_true", help="accepted for symmetry: the output is always JSON")
+    plan.set_defaults(func=cmd_plan)
+
+
+def cmd_plan(args: argparse.Namespace, settings: Settings) -> int:
+    from bot.catalog.service import open_catalog
+    from bot.errors import UserError
+    from bot.sim.planner import UnitPlanner, UnitRequest
+    from bot.sim.requests import SimOptions
+    from engine import RequestError, simulate
+
+    catalog = open_catalog(settings)
+    try:
+        asked = UnitRequest(
+            attacker=args.attacker, target=args.target, weapon=args.weapon, models=args.models,
+            target_models=args.target_models, phase=args.phase, leader=args.leader,
+            target_leader=args.target_leader, abilities=not args.no_abilities, force=args.force,
+        )
+        plan, _ = UnitPlanner(catalog).plan(asked, SimOptions(edition=args.edition))
+        result = simulate(plan.request)
+    except UserError as error:
+        print(json.dumps({"error": str(error), "field": getattr(error, "field", None)}))
+        return 2
+    except RequestError as error:
+        print(json.dumps({"error": str(error), "field": getattr(error, "field", None)}))
+        return 2
+    finally:
+        catalog.close()
+    json.dump({"request": plan.request, "assumptions": plan.assumptions, "result": result}, sys.stdout,
+              ensure_ascii=False)
+    sys.stdout.write("\n")
+    return 0
