@@ -24,6 +24,16 @@ from engine import simulate  # noqa: E402
 from engine.plot import plot_models_killed  # noqa: E402
 
 P99_TARGET_S = 0.5  # issue 6: a typical /sim with its plot answers within 500 ms at p99
+UNIT_P99_TARGET_S = 0.3  # issue 11: /sim unit (unit as fielded) through the console, plot included
+
+# Issue 11's examples: units as fielded, leaders, mixed targets.
+UNIT_SCENARIOS = {
+    "Intercessors (10) into Boyz (20)": "attacker:Intercessor Squad target:Boyz models:10 target_models:20",
+    "Stompa into Boyz": "attacker:Stompa target:Boyz",
+    "Boyz fight Intercessors + Captain": "attacker:Boyz target:Intercessor Squad target_leader:Captain phase:fight",
+    "Leman Russ into Intercessors": "attacker:Leman Russ Battle Tank target:Intercessor Squad",
+    "Grimnyr witchfire into Boyz": "attacker:Grimnyr target:Boyz weapon:Ancestral Wrath – Witchfire",
+}
 
 SCENARIOS = {
     "typical (10 bolters vs 10 MEQ)": (
@@ -97,6 +107,7 @@ async def main(runs: int) -> None:
                     f"{name:58} {ms(p50):>10} {ms(p99):>10} {p99 / P99_TARGET_S:>10.2f} "
                     f"{ms(statistics.median(engine_times)):>12} {ms(statistics.median(plot_times)):>10} {ms(rest):>10}"
                 )
+            await unit_scenarios(console, runs)
             # Concurrency: N simultaneous /sim requests share the bounded pool; report the wall time.
             line = f"/sim custom attacker:{SCENARIOS['typical (10 bolters vs 10 MEQ)'][0]} target:T=4 Sv=3 W=2 models=10"
             for burst in (1, 4, 8):
@@ -106,6 +117,47 @@ async def main(runs: int) -> None:
                 print(f"burst of {burst} concurrent /sim: wall {ms(wall)}, {ms(wall / burst)} per request")
         finally:
             await console.close()
+
+
+async def unit_scenarios(console: ConsoleSession, runs: int) -> None:
+    """/sim unit end to end (catalog look-ups, unit as fielded, planner, engine, plot, follow-up), and the
+    planner alone (names -> request), from the same run."""
+    from bot.sim.planner import UnitPlanner
+
+    planner = UnitPlanner(console.bot.services.catalog)
+    print(f"\n/sim unit end to end through the console, {runs} runs per scenario (after 2 warm-up runs)")
+    print(f"{'scenario':58} {'p50':>10} {'p99':>10} {'p99/300ms':>10} {'plan p50':>12}")
+    for name, options in UNIT_SCENARIOS.items():
+        line = f"/sim unit {options}"
+        asked = _asked(options)
+        totals, plans = [], []
+        for i in range(runs + 2):
+            start = time.perf_counter()
+            replies = await console.send(line)
+            elapsed = time.perf_counter() - start
+            if not any(r.files for r in replies):
+                raise SystemExit(f"{name}: no plot in the reply: {[r.to_json() for r in replies]}")
+            t0 = time.perf_counter()
+            planner.plan(asked, SimOptions(edition="11e"))
+            if i >= 2:
+                totals.append(elapsed)
+                plans.append(time.perf_counter() - t0)
+        p99 = percentile(totals, 0.99)
+        print(f"{name:58} {ms(statistics.median(totals)):>10} {ms(p99):>10} {p99 / UNIT_P99_TARGET_S:>10.2f} "
+              f"{ms(statistics.median(plans)):>12}")
+
+
+def _asked(text: str):  # noqa: ANN202 - UnitRequest, imported lazily
+    """`attacker:Boyz target:Intercessor Squad models:10` as the UnitRequest the command builds."""
+    import re
+
+    from bot.sim.planner import UnitRequest
+
+    values: dict[str, object] = {}
+    for part in re.split(r" (?=\w+:)", text):
+        key, value = part.split(":", 1)
+        values[key] = int(value) if key in ("models", "target_models") else value
+    return UnitRequest(**values)  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":

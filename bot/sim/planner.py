@@ -56,7 +56,18 @@ class UnitPlanner:
     def __init__(self, catalog: Any) -> None:
         self.catalog = catalog
         self._units: OrderedDict[str, Unit] = OrderedDict()
+        self._names: OrderedDict[tuple[str, str], Entry] = OrderedDict()
+        self._index: object = None  # the catalog's search index the caches were filled from
         self._lock = threading.Lock()
+
+    def _fresh(self) -> None:
+        """Forget everything when the catalog was reloaded (an import replaces its index)."""
+        index = getattr(self.catalog, "index", None)
+        if index is not self._index:
+            with self._lock:
+                self._units.clear()
+                self._names.clear()
+                self._index = index
 
     # ------------------------------------------------------------------ look-ups
     def datasheet(self, value: str, edition: str, option: str) -> Entry:
@@ -68,20 +79,33 @@ class UnitPlanner:
         entry = catalog.get(text) if ":datasheet:" in text else None
         if entry is not None and entry.kind == "datasheet":
             return entry
+        self._fresh()
+        key = (text.lower(), edition)
+        with self._lock:
+            if key in self._names:
+                return self._names[key]
         resolution = catalog.resolve(text, kind="datasheet", edition=edition)
         if resolution.best is not None and resolution.confident:
-            return resolution.best
+            return self._remember(key, resolution.best)
         anywhere = catalog.resolve(text, kind="datasheet", prefer_edition=edition)
         if anywhere.best is not None and anywhere.confident:
-            return anywhere.best
+            return self._remember(key, anywhere.best)
         resolution = resolution if resolution.candidates else anywhere
         names = ", ".join(hit.name.replace("`", "'") for hit in resolution.candidates[:5])
         hint = f" Did you mean: {names}?" if names else " Pick one from the list as you type."
         shown = text[:60].replace("`", "'")
         raise UserError(f"No datasheet matches `{shown}` for `{option}`.{hint}", field=option)
 
+    def _remember(self, key: tuple[str, str], entry: Entry) -> Entry:
+        with self._lock:
+            self._names[key] = entry
+            while len(self._names) > CACHE_SIZE:
+                self._names.popitem(last=False)
+        return entry
+
     def unit(self, entry: Entry) -> Unit:
         """The entry as fielded; cached (a unit is immutable, the catalog only changes on import)."""
+        self._fresh()
         with self._lock:
             if entry.id in self._units:
                 self._units.move_to_end(entry.id)
@@ -97,6 +121,7 @@ class UnitPlanner:
     def clear(self) -> None:
         with self._lock:
             self._units.clear()
+            self._names.clear()
 
     # ------------------------------------------------------------------ the plan
     def plan(self, asked: UnitRequest, options: SimOptions) -> tuple[Plan, list[Entry]]:

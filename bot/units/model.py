@@ -14,6 +14,7 @@ API (all frozen dataclasses; plain JSON via `to_json`/`from_json` so catalog ent
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from bot.errors import UserError
 _PLURAL = re.compile(r"(?<=[a-z])(?:es|s)$")
 
 
+@functools.lru_cache(maxsize=8192)
 def norm(name: str) -> str:
     """A comparable name: lower case, dashes and apostrophes folded, a trailing plural dropped
     ("Intercessors" ~ "intercessor", "CORVs*" ~ "corv", "big shootas" ~ "big shoota")."""
