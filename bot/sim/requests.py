@@ -1,25 +1,19 @@
-"""Building contract-1 engine requests from catalog datasheets and /sim options.
+"""The pieces of a contract-1 request shared by /sim unit and /sim custom: catalog weapon -> engine weapon,
+the situational options, Feel No Pain read from ability names, and the request itself.
 
-The datasheet schema (team brief) maps almost one-to-one onto the engine's weapon and target
-profiles. The judgement calls, each recorded in docs/rules-notes.md (Simulation front end):
-- a weapon with several profiles ("Supa-gatler - Aimed" / "Supa-gatler - Point Blank") fires one
-  profile per attack; "all ranged" therefore takes the first profile of each such weapon and says so;
-- a target with several model profiles is simulated with its first profile for every model, noted;
-- Feel No Pain is read from an ability only when it is unconditional ("Feel No Pain 5+"), never from
-  abilities with conditions ("While this model is leading a unit ..."); the `fnp` option overrides.
+Feel No Pain is read from an ability only when it is unconditional ("Feel No Pain 5+"), never from
+abilities with conditions ("While this model is leading a unit ..."); see docs/rules-notes.md. What fires
+at what, for datasheets, is bot/sim/fielded.py.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.catalog.model import Entry
-from bot.errors import UserError
 
-ALL_RANGED = "*ranged"
-ALL_MELEE = "*melee"
 REROLL_CHOICES = ("none", "ones", "failed", "non_critical")
 _PROFILE_SPLIT = re.compile(r"\s+[-–—]\s+")
 _FNP_NAME = re.compile(r"^\s*feel no pain\s*(\d)\+\s*$", re.IGNORECASE)
@@ -27,14 +21,6 @@ _FNP_TEXT = re.compile(r"^\s*(\d)\+\s*\.?\s*$")
 _FNP_MORTAL_NAME = re.compile(
     r"^\s*feel no pain\s*(\d)\+\s*(?:\(|against |vs\.? )\s*mortal wounds\)?\s*$", re.IGNORECASE
 )
-
-
-@dataclass
-class Built:
-    """A request plus the words the embed needs and front-end notes (choices the user should see)."""
-
-    request: dict[str, Any]
-    notes: list[str] = field(default_factory=list)
 
 
 def _dice(value: Any) -> int | str:
@@ -68,86 +54,6 @@ def weapon_kind(weapon: dict[str, Any]) -> str:
     return "melee" if weapon.get("range") == "melee" else "ranged"
 
 
-def distinct_weapons(weapons: list[dict[str, Any]], kind: str) -> tuple[list[dict[str, Any]], list[str]]:
-    """The `kind` weapons with one profile per multi-profile weapon (the first), and notes saying so."""
-    chosen: list[dict[str, Any]] = []
-    notes: list[str] = []
-    seen: dict[str, str] = {}
-    for weapon in weapons:
-        if weapon_kind(weapon) != kind:
-            continue
-        name = str(weapon.get("name", ""))
-        base = str(weapon.get("weapon") or base_name(name))
-        if base in seen:
-            notes.append(
-                f"{base}: fired as {seen[base]} only (one profile per attack; pick another with weapon:)"
-            )
-            continue
-        seen[base] = name
-        chosen.append(weapon)
-    return chosen, list(dict.fromkeys(notes))
-
-
-def select_weapons(
-    weapons: list[dict[str, Any]], choice: str | None, *, single_model: bool = True
-) -> tuple[list[dict[str, Any]], list[str]]:
-    """The weapons `choice` names: one weapon (by name, as autocomplete sends it, or `#n`), or all of a
-    single model's ranged weapons (one profile each), or its one melee weapon. Returns (weapons, notes).
-
-    Units of several models list wargear *options*, not what each model carries, so "all" is refused
-    for them rather than firing every option from every model. A model fights with one melee weapon
-    (11e 04.01), so "all melee" is refused when there is more than one to choose from."""
-    if not weapons:
-        raise UserError("That datasheet lists no weapons to simulate.", field="attacker")
-    if choice is None or not choice.strip():
-        ranged, _ = distinct_weapons(weapons, "ranged")
-        melee, _ = distinct_weapons(weapons, "melee")
-        if len(ranged) == 1 or (single_model and ranged):
-            choice = ALL_RANGED
-        elif not ranged and (len(melee) == 1):
-            choice = ALL_MELEE
-        else:
-            options = ", ".join(str(w.get("name")) for w in (ranged or melee)[:8])
-            raise UserError(
-                f"Pick a weapon with `weapon:` (this unit has several: {options}).", field="weapon"
-            )
-    choice = choice.strip()
-    if choice in (ALL_RANGED, ALL_MELEE):
-        kind = "ranged" if choice == ALL_RANGED else "melee"
-        chosen, notes = distinct_weapons(weapons, kind)
-        if not chosen:
-            raise UserError(f"That datasheet has no {kind} weapons.", field="weapon")
-        if len(chosen) > 1 and kind == "melee":
-            names = ", ".join(str(w.get("name")) for w in chosen[:8])
-            raise UserError(
-                f"A model fights with one melee weapon (core rules 04.01): pick one of {names}.",
-                field="weapon",
-            )
-        if len(chosen) > 1 and not single_model:
-            names = ", ".join(str(w.get("name")) for w in chosen[:8])
-            raise UserError(
-                "This unit's datasheet lists wargear options, not what each model carries, so "
-                f"pick one weapon (and `models:`) at a time: {names}.",
-                field="weapon",
-            )
-        return chosen, notes
-    if re.fullmatch(r"#\d{1,3}", choice):
-        index = int(choice[1:]) - 1
-        if 0 <= index < len(weapons):
-            return [weapons[index]], []
-    lowered = choice.lower()
-    exact = [w for w in weapons if str(w.get("name", "")).lower() == lowered]
-    if exact:
-        return exact[:1], []
-    partial = [w for w in weapons if lowered in str(w.get("name", "")).lower()]
-    if len(partial) == 1:
-        return partial, []
-    names = ", ".join(str(w.get("name")) for w in (partial or weapons)[:8])
-    if partial:
-        raise UserError(f"`{choice[:60]}` matches several weapons: {names}. Pick one.", field="weapon")
-    raise UserError(f"This unit has no weapon `{choice[:60]}`; its weapons: {names}.", field="weapon")
-
-
 def feel_no_pain(abilities: list[dict[str, Any]]) -> tuple[int | None, int | None]:
     """(FNP, FNP vs mortal wounds) from unconditional abilities only; (None, None) when unsure."""
     general = mortal = None
@@ -167,47 +73,6 @@ def feel_no_pain(abilities: list[dict[str, Any]]) -> tuple[int | None, int | Non
     if general is not None and mortal is not None and mortal >= general:
         mortal = None  # the general value already covers mortal wounds at least as well
     return general, mortal
-
-
-def datasheet_target(
-    data: dict[str, Any], *, models: int | None, fnp: int | None
-) -> tuple[dict[str, Any], str, list[str]]:
-    """A contract-1 target from a datasheet: (target, profile name, notes)."""
-    profiles = data.get("profiles") or []
-    if not profiles:
-        raise UserError("That datasheet has no model profile (T, Sv, W) to shoot at.", field="target")
-    profile = profiles[0]
-    notes: list[str] = []
-    if len(profiles) > 1:
-        different = any(
-            (p.get("T"), p.get("Sv"), p.get("InSv"), p.get("W"))
-            != (profile.get("T"), profile.get("Sv"), profile.get("InSv"), profile.get("W"))
-            for p in profiles[1:]
-        )
-        if different:
-            notes.append(
-                f"target has several model profiles; every model uses the {profile.get('name')} profile"
-            )
-    parsed_fnp, parsed_mortal = feel_no_pain(data.get("abilities") or [])
-    if fnp is not None:
-        parsed_fnp = fnp
-    count = models if models is not None else int(data.get("models_min") or 1)
-    keywords = [str(k) for k in (data.get("keywords") or [])] + [
-        str(k) for k in (data.get("faction_keywords") or [])
-    ]
-    target = {
-        "models": count,
-        "toughness": profile.get("T"),
-        "save": profile.get("Sv"),
-        "invulnerable": profile.get("InSv"),
-        "wounds": profile.get("W"),
-        "feel_no_pain": parsed_fnp,
-        "feel_no_pain_mortal": parsed_mortal,
-        "damage_reduction": 0,
-        "keywords": list(dict.fromkeys(keywords)),
-        "wounds_lost": 0,
-    }
-    return target, str(profile.get("name") or ""), notes
 
 
 @dataclass(frozen=True)

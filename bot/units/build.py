@@ -166,9 +166,16 @@ def fallback(name: str, edition: str, source: str, data: dict[str, Any], fnp: tu
 
 def unit_for(entry: Any, linked: Any | None = None) -> Unit:
     """The unit as fielded for catalog datasheet `entry` (`linked`: its complete datasheet, if any)."""
-    from bot.sim.requests import feel_no_pain  # the FNP reading shared with the target builder
-
     data = entry.data or {}
+    unit = _unit_for(entry, linked, data)
+    # Faction keywords count as the unit's keywords for ANTI-<keyword> and conditional weapon keywords.
+    extra = [str(k) for k in data.get("faction_keywords") or [] if str(k) not in unit.keywords]
+    return replace(unit, keywords=(*unit.keywords, *dict.fromkeys(extra))) if extra else unit
+
+
+def _unit_for(entry: Any, linked: Any | None, data: dict[str, Any]) -> Unit:
+    from bot.sim.requests import feel_no_pain  # the FNP reading shared with /sim custom's words
+
     fnp = feel_no_pain(data.get("abilities") or [])
     if data.get("unit"):
         return Unit.from_json({**data["unit"], "weapons": data.get("weapons") or []})

@@ -172,7 +172,7 @@ def apply_overrides(unit: Unit, overrides: list[dict[str, Any]], *, faction_id: 
             abilities = tuple(Ability(a.name, item.get("effect")) if norm(a.name) == norm(item["ability"]) else a
                               for a in unit.abilities)
             unit = replace(unit, abilities=abilities,
-                           assumptions=(*unit.assumptions, f"ability corrected: {item.get('reason', '')}".strip()))
+                           assumptions=(*unit.assumptions, f"corrected: {item.get('note') or item.get('reason', '')}"))
             continue
         models = []
         for m in unit.models:
@@ -188,7 +188,7 @@ def apply_overrides(unit: Unit, overrides: list[dict[str, Any]], *, faction_id: 
                     loadout.pop(key, None)
             models.append(replace(m, loadout=tuple(Carried(w, n) for w, n in loadout.items())))
         unit = replace(unit, models=tuple(models),
-                       assumptions=(*unit.assumptions, f"loadout corrected: {item.get('reason', '')}".strip()))
+                       assumptions=(*unit.assumptions, f"corrected: {item.get('note') or item.get('reason', '')}"))
     return unit
 
 

@@ -76,6 +76,8 @@ async def test_grimnyr_witchfire_fires_once(console: ConsoleSession) -> None:
         "/sim unit attacker:Grimnyr target:Boyz weapon:Ancestral Wrath – Witchfire target_models:10"))
     assert "1 × Ancestral Wrath – Witchfire — A 3 · BS 3+" in reply.embeds[0]["description"]
     assert fields(reply)["Expected kills"] == "**1.33** of 10"
+    if engine_takes_groups():  # at most 3 wounds, all on the 9 Boys first: the Nob never dies
+        assert fields(reply)["Kills per group"] == "Boy 1.3 of 9 · Nob 0.0 of 1"
 
 
 async def test_stompa_fires_three_big_shootas(console: ConsoleSession) -> None:
