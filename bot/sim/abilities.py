@@ -4,7 +4,9 @@ Applied (issue 11, Build 4), each only when unconditional, or conditional on the
 `is-attached` (a leader's ability while leading; the bodyguard's own "while a leader is attached") and
 `attack-is-type` (ranged/melee, from the phase):
 - on the target: `roll-modifier` aimed at the attacker (Stealth: -1 to hit; "-1 to wound"),
-  `feel-no-pain` (threshold), `damage-reduction` (a number), `stat-modifier` +N Toughness;
+  `feel-no-pain` (threshold), `damage-reduction` (a number), `stat-modifier` +N Toughness; an attached
+  leader contributes only its "while leading" (`is-attached`) abilities, and an unconditional FNP or damage
+  reduction stays with the models that have it (it is in their profiles, bot/units);
 - on the attacker: `roll-modifier` on its own hit or wound rolls, `re-roll` of hits or wounds
   (ones / all failures).
 Everything else (abilities known by name only, conditions on the turn, the phase's timing, auras, dice
@@ -60,6 +62,10 @@ def _unwrap(effect: dict[str, Any] | None, *, attached: bool, attack_type: str) 
     return None
 
 
+def _conditional(effect: dict[str, Any] | None) -> bool:
+    return isinstance(effect, dict) and effect.get("type") == "conditional"
+
+
 def _value(modifier: dict[str, Any]) -> int | None:
     value = modifier.get("value")
     if not isinstance(value, int):
@@ -72,8 +78,11 @@ def _kind_ok(modifier: dict[str, Any], attack_type: str) -> bool:
     return wanted in (None, "any", attack_type)
 
 
-def _defensive(unit: Unit, effects: Effects, *, attached: bool, attack_type: str) -> None:
+def _defensive(unit: Unit, effects: Effects, *, attached: bool, attack_type: str, leader: bool = False) -> None:
+    """`leader`: only its abilities "while leading" reach the unit; its own ones stay in its profile."""
     for ability in unit.abilities:
+        if leader and not _conditional(ability.effect):
+            continue
         effect = _unwrap(ability.effect, attached=attached, attack_type=attack_type)
         if effect is None:
             continue
@@ -89,11 +98,14 @@ def _defensive(unit: Unit, effects: Effects, *, attached: bool, attack_type: str
             effects.words.append(f"{ability.name} ({unit.name}): {value:+d} to {modifier['roll']} rolls against it")
         elif kind == "feel-no-pain" and aim in ("unit", "self", None) and isinstance(modifier.get("threshold"), int):
             threshold = int(modifier["threshold"])
-            if effects.feel_no_pain is None or threshold < effects.feel_no_pain:
+            # An unconditional FNP is already in its own models' profiles (bot/units); only a leader's
+            # "while leading" one reaches every model of the unit.
+            if _conditional(ability.effect) and (effects.feel_no_pain is None or threshold < effects.feel_no_pain):
                 effects.feel_no_pain = threshold
             effects.words.append(f"{ability.name} ({unit.name}): Feel No Pain {threshold}+")
         elif kind == "damage-reduction" and isinstance(modifier.get("reduction"), int):
-            effects.damage_reduction = max(effects.damage_reduction, int(modifier["reduction"]))
+            if _conditional(ability.effect):
+                effects.damage_reduction = max(effects.damage_reduction, int(modifier["reduction"]))
             effects.words.append(f"{ability.name} ({unit.name}): -{modifier['reduction']} damage")
         elif (kind == "stat-modifier" and modifier.get("stat") == "T" and not modifier.get("incoming")
               and modifier.get("operation") == "add" and isinstance(modifier.get("value"), int)):
@@ -137,7 +149,7 @@ def apply_abilities(attacker: Unit, target: Unit, leader: Unit | None, target_le
     attack_type = "ranged" if phase == "shooting" else "melee"
     _defensive(target, effects, attached=target_leader is not None, attack_type=attack_type)
     if target_leader is not None:
-        _defensive(target_leader, effects, attached=True, attack_type=attack_type)
+        _defensive(target_leader, effects, attached=True, attack_type=attack_type, leader=True)
     _offensive(attacker, effects, attached=leader is not None, attack_type=attack_type)
     if leader is not None:
         _offensive(leader, effects, attached=True, attack_type=attack_type)

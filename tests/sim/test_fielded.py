@@ -72,3 +72,18 @@ def test_abilities_off_removes_ability_fnp(units) -> None:
     on = plan(boyz, nork, OPTIONS, weapon="Choppa")
     off = plan(boyz, nork, OPTIONS, weapon="Choppa", abilities=False)
     assert on.request["target"]["feel_no_pain"] == fnp and off.request["target"]["feel_no_pain"] is None
+
+
+def test_a_leaders_while_leading_ability_reaches_the_whole_unit(units) -> None:
+    """Grimnyr's Fortify (corrected: +1 Toughness while leading) on Hearthkyn Warriors (T5): every group T6."""
+    grimnyr = units[("leagues-of-votann", "grimnyr")]
+    warriors = next(u for (f, i), u in units.items() if u.name == "Hearthkyn Warriors")
+    boyz = units[("orks", "boyz")]
+    led = plan(boyz, warriors, OPTIONS, target_leader=grimnyr)
+    alone = plan(boyz, warriors, OPTIONS)
+    base = alone.target_groups[0]["toughness"]
+    assert {g["toughness"] for g in led.target_groups} == {base + 1}
+    assert any(w.startswith("Fortify (Psychic) (Grimnyr): +1 Toughness") for w in led.abilities)
+    assert [g["character"] for g in led.target_groups][-1] is True  # the Grimnyr last
+    off = plan(boyz, warriors, OPTIONS, target_leader=grimnyr, abilities=False)
+    assert {g["toughness"] for g in off.target_groups} == {base}
