@@ -111,10 +111,11 @@ def _narrow(fires: list[_Fire], unit: Unit, wanted: str, sized: list[Sized], cou
     key = norm(wanted)
     hits = []
     for f in fires:
-        names = (norm(str(f.weapon.get("name"))), norm(str(f.weapon.get("weapon") or base_name(str(f.weapon.get("name"))))))
-        if key in names:
-            profiles = unit.weapon(str(f.weapon.get("weapon") or base_name(str(f.weapon.get("name")))))
-            f.weapon = _profile_choice(profiles or [f.weapon], wanted)
+        base = str(f.weapon.get("weapon") or base_name(str(f.weapon.get("name"))))
+        profiles = unit.weapon(base) or [f.weapon]
+        names = {norm(base), norm(str(f.weapon.get("name")))} | {norm(str(p.get("name"))) for p in profiles}
+        if key in names:  # the weapon, or any one of its profiles
+            f.weapon = _profile_choice(profiles, wanted)
             hits.append(f)
     if hits:
         if count is not None:

@@ -87,6 +87,12 @@ async def test_stompa_fires_three_big_shootas(console: ConsoleSession) -> None:
     assert fields(reply)["Average per stage"].startswith("9.0 attacks")
 
 
+async def test_weapon_picks_any_profile_of_a_carried_weapon(console: ConsoleSession) -> None:
+    reply = answer(await console.send("/sim unit attacker:Stompa target:Boyz weapon:Supa-gatler - Point Blank"))
+    assert "1 × Supa-gatler - Point Blank — A 3D6+3" in reply.embeds[0]["description"]
+    assert "wargear option" not in fields(reply).get("Notes", "")
+
+
 async def test_a_leader_joins_the_target_as_a_character_group(console: ConsoleSession) -> None:
     """Intercessors (5 × T5 Sv3+ W2) led by a Captain (T5 Sv3+ 4++ W5, CHARACTER)."""
     reply = answer(await console.send(
