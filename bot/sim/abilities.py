@@ -33,12 +33,15 @@ class Effects:
     feel_no_pain: int | None = None
     damage_reduction: int = 0
     toughness: int = 0
+    cover: bool = False
     words: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
 
     def adjust(self, options: SimOptions) -> SimOptions:
         """The user's options plus these effects: modifiers add; a user's re-roll choice wins."""
         return replace(
             options,
+            cover=options.cover or self.cover,
             hit_modifier=options.hit_modifier + self.hit_modifier,
             wound_modifier=options.wound_modifier + self.wound_modifier,
             reroll_hits=options.reroll_hits if options.reroll_hits != "none" else (self.reroll_hits or "none"),
@@ -78,8 +81,10 @@ def _kind_ok(modifier: dict[str, Any], attack_type: str) -> bool:
     return wanted in (None, "any", attack_type)
 
 
-def _defensive(unit: Unit, effects: Effects, *, attached: bool, attack_type: str, leader: bool = False) -> None:
-    """`leader`: only its abilities "while leading" reach the unit; its own ones stay in its profile."""
+def _defensive(unit: Unit, effects: Effects, *, attached: bool, attack_type: str, edition: str,
+               leader: bool = False, others: tuple[Unit, ...] = ()) -> None:
+    """`leader`: only its abilities "while leading" reach the unit; its own ones stay in its profile.
+    `others`: the rest of the unit (an attached leader), for abilities that need every model to have them."""
     for ability in unit.abilities:
         if leader and not _conditional(ability.effect):
             continue
@@ -87,6 +92,17 @@ def _defensive(unit: Unit, effects: Effects, *, attached: bool, attack_type: str
         if effect is None:
             continue
         kind, modifier, aim = effect.get("type"), effect.get("modifier") or {}, effect.get("target")
+        if ability.name.strip().lower() == "stealth" and kind == "roll-modifier" and aim == "attacker":
+            # "If every model in a unit has this ability" (10e Stealth; 11e 24.33).
+            if any(all(a.name.strip().lower() != "stealth" for a in other.abilities) for other in others):
+                effects.skipped.append(f"{ability.name} ({unit.name}): not every model of the unit has it")
+                continue
+            if attack_type != "ranged":
+                continue
+            if edition == "11e":  # 11e 24.33: the benefit of cover (13.08: worsen BS by 1), not a hit modifier
+                effects.cover = True
+                effects.words.append(f"{ability.name} ({unit.name}): benefit of cover (11e 24.33)")
+                continue
         if kind == "roll-modifier" and aim == "attacker" and _kind_ok(modifier, attack_type):
             value = _value(modifier)
             if value is None or modifier.get("roll") not in ("hit", "wound"):
@@ -141,15 +157,16 @@ def _offensive(unit: Unit, effects: Effects, *, attached: bool, attack_type: str
 
 
 def apply_abilities(attacker: Unit, target: Unit, leader: Unit | None, target_leader: Unit | None, *,
-                    phase: str, enabled: bool = True) -> Effects:
+                    phase: str, edition: str = "11e", enabled: bool = True) -> Effects:
     """The structured abilities of both sides that apply to this attack (nothing when `enabled` is False)."""
     effects = Effects()
     if not enabled:
         return effects
     attack_type = "ranged" if phase == "shooting" else "melee"
-    _defensive(target, effects, attached=target_leader is not None, attack_type=attack_type)
+    _defensive(target, effects, attached=target_leader is not None, attack_type=attack_type, edition=edition,
+               others=(target_leader,) if target_leader is not None else ())
     if target_leader is not None:
-        _defensive(target_leader, effects, attached=True, attack_type=attack_type, leader=True)
+        _defensive(target_leader, effects, attached=True, attack_type=attack_type, edition=edition, leader=True)
     _offensive(attacker, effects, attached=leader is not None, attack_type=attack_type)
     if leader is not None:
         _offensive(leader, effects, attached=True, attack_type=attack_type)

@@ -306,7 +306,9 @@ def plan(
         if f.note:
             notes.append(f.note)
     keywords = list(dict.fromkeys([*target.keywords]))
-    effects = apply_abilities(attacker, target, leader, target_leader, phase=phase, enabled=abilities)
+    effects = apply_abilities(attacker, target, leader, target_leader, phase=phase, edition=options.edition,
+                              enabled=abilities)
+    notes.extend(effects.skipped)
     groups = target_groups(defenders, fnp=fnp, extra_fnp=effects.feel_no_pain,
                            extra_toughness=effects.toughness, own_abilities=abilities)
     for g in groups:
@@ -322,7 +324,8 @@ def plan(
         raise UserError(f"`wounds_lost` must be less than the W of {first_hit['name']} ({first_hit['wounds']}); "
                         "a model with none left is dead.", field="wounds_lost")
     situation = options
-    if abilities and (effects.hit_modifier or effects.wound_modifier or effects.reroll_hits or effects.reroll_wounds):
+    if abilities and (effects.hit_modifier or effects.wound_modifier or effects.reroll_hits or effects.reroll_wounds
+                      or effects.cover):
         situation = effects.adjust(options)
     request = build_request(volley, single_target(groups, keywords, wounds_lost, notes), situation,
                             attacker_keywords=list(attacker.keywords))

@@ -112,15 +112,19 @@ async def test_a_leader_joins_the_target_as_a_character_group(console: ConsoleSe
 
 
 async def test_abilities_apply_by_default_and_switch_off(console: ConsoleSession) -> None:
-    """Ratlings have Stealth (wh40kdc: -1 to hit against them): Intercessors hit on 4+ instead of 3+."""
-    on = answer(await console.send("/sim unit attacker:Intercessor Squad target:Ratlings"))
-    off = answer(await console.send("/sim unit attacker:Intercessor Squad target:Ratlings abilities:false"))
+    """Ratlings have Stealth. 10e: -1 to hit, so Intercessors hit on 4+ instead of 3+ (10 dice: 5.0 hits, not
+    6.7). 11e 24.33: the benefit of cover instead (13.08: BS worsened by 1), the same 5.0 hits here."""
+    on = answer(await console.send("/sim unit attacker:Intercessor Squad target:Ratlings edition:10e"))
+    off = answer(await console.send("/sim unit attacker:Intercessor Squad target:Ratlings abilities:false edition:10e"))
+    eleventh = answer(await console.send("/sim unit attacker:Intercessor Squad target:Ratlings"))
     assert "Stealth (Ratlings): -1 to hit rolls against it" in fields(on)["Abilities applied"]
+    assert "Stealth (Ratlings): benefit of cover (11e 24.33)" in fields(eleventh)["Abilities applied"]
     assert "Abilities applied" not in fields(off)
-    hits_on = float(fields(on)["Average per stage"].split(" → ")[1].split()[0])
-    hits_off = float(fields(off)["Average per stage"].split(" → ")[1].split()[0])
-    # 10 attack dice: 3+ hits 6.67, 4+ hits 5.0
-    assert (hits_on, hits_off) == (5.0, 6.7)
+
+    def hits(reply) -> float:
+        return float(fields(reply)["Average per stage"].split(" → ")[1].split()[0])
+
+    assert (hits(on), hits(off), hits(eleventh)) == (5.0, 6.7, 5.0)
 
 
 def run_plan(*args: str, data: Path) -> subprocess.CompletedProcess:
