@@ -67,7 +67,7 @@ def _loadouts(text: str, weapons: list[dict[str, Any]]) -> tuple[dict[str, list[
     sentences = re.split(r"(?<=\.)\s+|\n", text.replace("**", ""))
     for match in filter(None, (_EQUIPPED.match(sentence.strip()) for sentence in sentences)):
         who = norm(match.group(1))
-        who = "" if who in ("model", "this model") else who
+        who = "" if who in ("model", "this model", "every model", "each model", "all model") else who
         carried: list[Carried] = []
         for item in re.split(r";|,", match.group(2)):
             item = item.strip(" .")
@@ -134,8 +134,10 @@ def from_text(name: str, edition: str, source: str, data: dict[str, Any], fnp: t
         carried = loadouts.get(key)
         if carried is None:
             carried = next((v for k, v in loadouts.items() if k and (k in key or key in k)), None)
+        if carried is None and "" in loadouts:  # "Every model is equipped with: ..."
+            carried = loadouts[""]
         if carried is None and len(types) == 1:
-            carried = loadouts.get("") or next(iter(loadouts.values()))
+            carried = next(iter(loadouts.values()))
         if carried is None:
             assumptions.append(f"{label}: loadout not stated")
         models.append(ModelType(label, low, high, _profile(profile, fnp), label in characters, tuple(carried or ())))

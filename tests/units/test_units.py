@@ -97,6 +97,17 @@ def test_counts_and_unknown_words_in_a_loadout() -> None:
     assert any("twin big shoota" in a for a in unit.assumptions)
 
 
+def test_every_model_loadout_applies_to_each_model_type() -> None:
+    data = {"composition": ["1 Intercessor Sergeant", "4-9 Intercessors"],
+            "loadout": "Every model is equipped with: bolt pistol; bolt rifle; close combat weapon.",
+            "profiles": [{"name": "Intercessor", "T": 4, "Sv": "3+", "W": 2}],
+            "weapons": [{"name": "Bolt pistol"}, {"name": "Bolt rifle"}, {"name": "Close combat weapon", "type": "melee"}]}
+    unit = from_text("Intercessor Squad", "10e", "wahapedia", data, (None, None))
+    assert unit is not None
+    for model in ("Intercessor Sergeant", "Intercessors"):
+        assert loadout(unit, model) == {"Bolt pistol": 1, "Bolt rifle": 1, "Close combat weapon": 1}
+
+
 @given(st.text(max_size=40))
 def test_norm_never_fails_and_is_idempotent_on_its_output_words(text: str) -> None:
     assert isinstance(norm(text), str)
