@@ -82,14 +82,14 @@ async def test_grimnyr_witchfire_fires_once(console: ConsoleSession) -> None:
 
 async def test_stompa_fires_three_big_shootas(console: ConsoleSession) -> None:
     reply = answer(await console.send("/sim unit attacker:Stompa target:Boyz weapon:Big Shoota"))
-    assert "3 × Big Shoota" in reply.embeds[0]["description"]
+    assert "3 × big shoota" in reply.embeds[0]["description"].lower()
     # 3 × A3 = 9 attacks (RAPID FIRE 2 not at half range)
     assert fields(reply)["Average per stage"].startswith("9.0 attacks")
 
 
 async def test_weapon_picks_any_profile_of_a_carried_weapon(console: ConsoleSession) -> None:
     reply = answer(await console.send("/sim unit attacker:Stompa target:Boyz weapon:Supa-gatler - Point Blank"))
-    assert "1 × Supa-gatler - Point Blank — A 3D6+3" in reply.embeds[0]["description"]
+    assert "1 × Supa-gatler - Point Blank — A 3D6+3" in reply.embeds[0]["description"].replace(" – ", " - ")
     assert "wargear option" not in fields(reply).get("Notes", "")
 
 
