@@ -51,7 +51,7 @@ from bot.guild_settings import CURRENT_EDITION
 
 log = logging.getLogger(__name__)
 
-BUILDER_VERSION = "12"  # bump when an importer's output changes, so existing catalogs rebuild
+BUILDER_VERSION = "13"  # bump when an importer's output changes, so existing catalogs rebuild
 CATALOG_FILE = "catalog.sqlite"
 RECENT_AUTOCOMPLETE = 2048  # cached autocomplete answers (cleared whenever the catalog changes)
 
