@@ -13,10 +13,8 @@ Targets: round trip p99 < 20 ms on SQLite and < 30 ms on PostgreSQL (loopback) w
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -24,44 +22,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_games import _no_catalog, clone_games, play_games  # noqa: E402
+from bench.tracker_load import bench_settings, clone_games, parse_args, play_games, time_mix, tracker_only  # noqa: E402
 from bot.config import Settings  # noqa: E402
 from bot.console import ConsoleSession  # noqa: E402
-from bot.games import missions  # noqa: E402
-from bot.services import Services  # noqa: E402
 
 P99_TARGET_MS = 20.0
-
-MIX = ["/cp gain amount:1", "/cp spend amount:1", "/judgement add unit:Warriors force:true",
-       "/strat use name:Command Re-roll unit:Boyz cost:0 force:true", "/vp add amount:1",
-       "/vp primary amount:1 force:true", "/vp secondary amount:1 card:Assassination force:true",
-       "/clock pause", "/clock resume", "/riled add unit:Nobz until:end-of-next-turn", "/game status",
-       "/cp show", "/game undo", "/vp set amount:3", "/game score"]
-
-
-async def time_commands(console: ConsoleSession, commands: int) -> tuple[list[float], int]:
-    """Round trips (ms) of the command mix on a new game in channel 4242, after a cold restart."""
-    await console.restart()  # cold caches, as after a deploy
-    await console.send(":channel 4242")
-    await console.send(":as 111")
-    await console.send("/game start opponent:222 edition:11e faction:Orks opponent_faction:Necrons "
-                       "starting_cp:5 mission:Meatgrinder")
-    await console.send("/clock start")
-    await console.send("/secondary draw card:Assassination mode:fixed")
-    timings = []
-    refused = 0
-    for i in range(commands):
-        line = MIX[i % len(MIX)]
-        t = time.perf_counter()
-        replies = await console.send(line)
-        timings.append((time.perf_counter() - t) * 1000)
-        refused += bool(replies and replies[-1].ephemeral and line not in ("/cp show", "/game score"))
-    return timings, refused
-
-
-def quantiles(timings: list[float]) -> tuple[float, float, float]:
-    q = statistics.quantiles(sorted(timings), n=100)
-    return q[49], q[94], q[98]
 
 
 RACER = """
@@ -139,11 +104,11 @@ async def postgres_side(sqlite_path: Path, settings: Settings, commands: int) ->
                      f"ratio {report.seconds / MOVE_TARGET_S:.2f}")
         console = await ConsoleSession.open(dataclasses.replace(settings, database_url=url))
         try:
-            timings, refused = await time_commands(console, commands)
+            run = await time_mix(console, commands)
         finally:
             await console.close()
-        p50, p95, p99 = quantiles(timings)
-        lines.append(f"PostgreSQL round trip p50 / p95 / p99  {p50:.2f} / {p95:.2f} / {p99:.2f} ms ({refused} refusals)   "
+        p50, p95, p99 = run.quantiles()
+        lines.append(f"PostgreSQL round trip p50 / p95 / p99  {p50:.2f} / {p95:.2f} / {p99:.2f} ms ({run.refused} refusals)   "
                      f"target p99 < {PG_P99_TARGET_MS:.0f} ms   ratio {p99 / PG_P99_TARGET_MS:.2f}")
         for name, target_db in (("SQLite", str(sqlite_path.parent / "race.db")), ("PostgreSQL", server.new_schema_url())):
             kept, expected, rate = race(target_db)
@@ -154,33 +119,22 @@ async def postgres_side(sqlite_path: Path, settings: Settings, commands: int) ->
 
 
 async def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--games", type=int, default=10_000)
-    parser.add_argument("--commands", type=int, default=1_000)
-    parser.add_argument("--sample-games", type=int, default=10)
-    args = parser.parse_args()
-    Services.catalog = property(_no_catalog)  # type: ignore[assignment]
-    missions.catalog()
+    args = parse_args()
+    tracker_only()
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "state.db"
-        settings = Settings(token=None, db_path=path, data_dir=Path(tmp) / "data", log_level="WARNING",
-                            sync_commands=False)
+        settings = bench_settings(Path(tmp))
+        path = settings.db_path
         console = await ConsoleSession.open(settings)
         try:
             await console.send("/help")
             await play_games(console, range(5000, 5000 + args.sample_games))
-            import sqlite3
-
-            conn = sqlite3.connect(path)
-            template_ids = [r[0] for r in conn.execute("SELECT id FROM games")]
-            conn.close()
-            clone_games(path, template_ids, args.games)
-            timings, refused = await time_commands(console, args.commands)
+            clone_games(path, args.games)
+            run = await time_mix(console, args.commands)
         finally:
             await console.close()
-        p50, p95, p99 = quantiles(timings)
+        p50, p95, p99 = run.quantiles()
         print(f"games in database            {args.games:,}")
-        print(f"SQLite round trip p50 / p95 / p99  {p50:.2f} / {p95:.2f} / {p99:.2f} ms ({refused} refusals)   "
+        print(f"SQLite round trip p50 / p95 / p99  {p50:.2f} / {p95:.2f} / {p99:.2f} ms ({run.refused} refusals)   "
               f"target p99 < {P99_TARGET_MS:.0f} ms   ratio {p99 / P99_TARGET_MS:.2f}")
         for line in await postgres_side(path, settings, args.commands):
             print(line)
