@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,16 @@ def db_target(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
     if request.param == "sqlite":
         return tmp_path / "state.db"
     return request.getfixturevalue("pg_server").new_schema_url()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def new_db_target(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], Path | str]:
+    """Makes a fresh, empty state database per call, on each backend in turn: for property tests, whose
+    Hypothesis examples run in one test function and so must not share `db_target`'s one database."""
+    if request.param == "sqlite":
+        count = itertools.count()
+        return lambda: tmp_path / f"state-{next(count)}.db"
+    return request.getfixturevalue("pg_server").new_schema_url
 
 
 def backend_settings(base: Settings, db_target: Path | str) -> Settings:

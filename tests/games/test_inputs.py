@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -46,9 +46,9 @@ NAMES = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=0
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(names=st.lists(NAMES, min_size=1, max_size=8), amounts=st.lists(st.integers(-5, 5), min_size=1, max_size=8))
-def test_any_unit_names_never_break_the_store(tmp_path_factory: pytest.TempPathFactory, names: list[str],
+def test_any_unit_names_never_break_the_store(new_db_target: Callable[[], Path | str], names: list[str],
                                               amounts: list[int]) -> None:
-    store = GameStore(tmp_path_factory.mktemp("names") / "g.db")
+    store = GameStore(new_db_target())
     try:
         store.start(CH, 1, user_id=111, user_name="A", opponent_id=222, opponent_name="B", edition="10e",
                     faction="Leagues of Votann", opponent_faction="Orks")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -415,9 +415,8 @@ def _do(store: GameStore, action: tuple) -> None:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(actions=ACTIONS)
-def test_any_command_sequence_keeps_invariants_and_log(tmp_path_factory: pytest.TempPathFactory, actions: list) -> None:
-    path = tmp_path_factory.mktemp("prop") / "g.db"
-    store = GameStore(path)
+def test_any_command_sequence_keeps_invariants_and_log(new_db_target: Callable[[], Path | str], actions: list) -> None:
+    store = GameStore(new_db_target())
     saved, store_module.CHECKPOINT_EVERY = store_module.CHECKPOINT_EVERY, 3  # exercise undo from checkpoints
     try:
         store.start(CH, 1, user_id=ALICE, user_name="A", opponent_id=BOB, opponent_name="B", edition="11e",
@@ -439,7 +438,8 @@ def test_any_command_sequence_keeps_invariants_and_log(tmp_path_factory: pytest.
         first = events.initial_state(store.events(1)[0])
         first.seq = store.require(CH).seq
         assert store.require(CH).to_dict() == first.to_dict()
-        raw = json.loads(sqlite3.connect(path).execute("SELECT state FROM games").fetchone()[0])
+        with store.storage.read() as conn:
+            raw = json.loads(conn.execute("SELECT state FROM games").fetchone()[0])
         assert raw == store.require(CH).to_dict()
     finally:
         store_module.CHECKPOINT_EVERY = saved
