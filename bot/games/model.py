@@ -6,6 +6,7 @@ only hold it and convert it to and from the JSON snapshot stored next to the log
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -269,8 +270,10 @@ def army_unit_names(names: list[str]) -> list[str]:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def unit_key(name: str) -> str:
-    """Names compare without case or repeated spaces."""
+    """Names compare without case or repeated spaces (cached: every event that names a unit looks up each
+    unit's key, and a game has a few dozen names)."""
     return " ".join(name.casefold().split())
 
 

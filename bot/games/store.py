@@ -418,8 +418,22 @@ def snapshot_matches(snapshot: str, log: list[dict[str, Any]]) -> bool:
     """True when the stored JSON snapshot equals the fold of the game's log (the log is the truth)."""
     derived = events.fold(events.effective(log))
     derived.seq = log[-1]["seq"]
+    folded = derived.to_dict()
+    if _dump(folded) == snapshot:  # written by this version: the same text, no need to parse it
+        return True
     # Through from_dict, so a snapshot written before a state field existed compares with its default.
-    return derived.to_dict() == GameState.from_dict(json.loads(snapshot)).to_dict()
+    return folded == GameState.from_dict(json.loads(snapshot)).to_dict()
+
+
+def parse_log(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+    """A game's events from its (seq, ts, actor_user, body) rows, the bodies parsed in one pass (a log of a
+    few hundred small objects parses in a fraction of the time of one `json.loads` each)."""
+    log = json.loads("[" + ",".join([r[3] for r in rows]) + "]")
+    if len(log) != len(rows) or not all(isinstance(ev, dict) for ev in log):
+        raise ValueError("a stored event body is not one JSON object")
+    for ev, (seq, ts, actor_user, _) in zip(log, rows, strict=True):
+        ev["seq"], ev["ts"], ev["actor_user"] = seq, ts, actor_user
+    return log
 
 
 def _effective_seqs(conn: Conn, game_id: int) -> list[int]:

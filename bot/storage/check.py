@@ -148,6 +148,13 @@ def check_postgres(url: str) -> dict[str, int]:
     try:
         storage = PostgresStorage(url, max_size=1)
         versions = {ns: storage.migrate(ns, {"postgresql": m}) for ns, m in db.state_schemas("postgresql").items()}
+        from bot.storage.move import missing_foreign_keys
+
+        with storage.read() as conn:
+            if missing := missing_foreign_keys(conn):
+                raise StorageError(f"the PostgreSQL database {redact(url)} cannot be used yet: a migrate-store into it "
+                                   f"was interrupted ({', '.join(missing)} still lack their foreign key); finish it "
+                                   f"with `python -m bot migrate-store --from … --to … --resume`")
         with contextlib.suppress(_Rollback), storage.transaction() as conn:
             conn.execute("INSERT INTO schema_migrations (namespace, version) VALUES ('write-probe', -1)")
             raise _Rollback

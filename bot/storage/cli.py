@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
 from bot.config import Settings
 from bot.storage.base import StorageError
+from bot.storage.move import BATCH_GAMES, MAX_BATCH_GAMES, MAX_JOBS
 
 
 def _target(text: str) -> str:
@@ -20,11 +22,28 @@ def _target(text: str) -> str:
     raise argparse.ArgumentTypeError(f"expected sqlite:PATH or postgresql://…, got {text[:60]!r}")
 
 
+def _bounded(option: str, low: int, high: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{option} takes a whole number, got {text[:20]!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{option} must be between {low} and {high}, got {value}")
+        return value
+
+    return parse
+
+
 def add_subcommands(sub: argparse._SubParsersAction) -> None:
     move = sub.add_parser("migrate-store", help="copy every game, setting and overlay link to another backend")
     move.add_argument("--from", dest="source", type=_target, required=True, help="sqlite:PATH or postgresql://…")
     move.add_argument("--to", dest="target", type=_target, required=True, help="sqlite:PATH or postgresql://…")
     move.add_argument("--resume", action="store_true", help="continue an interrupted move into a non-empty target")
+    move.add_argument("--jobs", type=_bounded("--jobs", 1, MAX_JOBS), default=None,
+                      help=f"worker processes (default: one per core for PostgreSQL, 1 for SQLite; at most {MAX_JOBS})")
+    move.add_argument("--batch", type=_bounded("--batch", 1, MAX_BATCH_GAMES), default=BATCH_GAMES,
+                      help=f"games per transaction (default {BATCH_GAMES}, at most {MAX_BATCH_GAMES})")
     move.set_defaults(func=cmd_migrate_store)
 
 
@@ -46,7 +65,8 @@ def cmd_migrate_store(args: argparse.Namespace, settings: Settings) -> int:
             if tty:
                 print(f"\rcopied {done}/{total} games", end="", file=sys.stderr, flush=True)
 
-        report = move(source, target, resume=args.resume, progress=progress)
+        report = move(source, target, resume=args.resume, progress=progress, jobs=args.jobs,
+                      batch_games=args.batch)
         if tty:
             print(file=sys.stderr)
     except StorageError as error:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -118,3 +119,165 @@ def test_a_dropped_connection_fails_the_command_cleanly(pg_server) -> None:  # n
         assert store.verify(5)
     finally:
         store.close()
+
+
+def _corrupt(target: Path | str, sql: str, params: tuple = ()) -> None:
+    """Change the target behind the store's back, the append-only triggers switched off (as a faulty disk,
+    driver or hand edit could)."""
+    if isinstance(target, str):
+        import psycopg
+
+        with psycopg.connect(target, autocommit=True) as conn, conn.transaction():
+            conn.execute("SET LOCAL session_replication_role = replica")  # the test server's user is a superuser
+            conn.execute(sql.replace("?", "%s"), params)
+    else:
+        import sqlite3
+
+        conn = sqlite3.connect(target)
+        conn.execute("DROP TRIGGER IF EXISTS game_events_no_update")
+        conn.execute("DROP TRIGGER IF EXISTS game_events_no_delete")
+        conn.execute(sql, params)
+        conn.commit()
+        conn.close()
+
+
+CORRUPTIONS = {
+    "event body": ("UPDATE game_events SET body = replace(body, '\"delta\":1', '\"delta\":2') "
+                   "WHERE game_id = 3 AND type = 'cp'", ()),
+    "event time by one ulp": ("UPDATE game_events SET ts = ? WHERE game_id = 4 AND seq = 2", None),
+    "event actor dropped": ("UPDATE game_events SET actor_user = NULL WHERE game_id = 5 AND seq = 3", ()),
+    "event missing": ("DELETE FROM game_events WHERE game_id = 6 AND seq = (SELECT MAX(seq) FROM game_events "
+                      "WHERE game_id = 6)", ()),
+    "snapshot": ("UPDATE games SET state = replace(state, '\"cp\":', '\"cp\": ') WHERE id = 7", ()),
+    "game status": ("UPDATE games SET status = 'abandoned' WHERE id = 9", ()),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CORRUPTIONS))
+def test_a_corrupted_row_on_the_target_is_a_difference(tmp_path: Path, db_target: Path | str, kind: str) -> None:
+    """The verification reads what the target stored: any changed, missing or extra value is found."""
+    from bot.storage import open_storage
+    from bot.storage.move import move
+
+    source_path = tmp_path / "source.db"
+    seed_sqlite(source_path, games=10)
+    source, target = open_storage(source_path), open_storage(db_target)
+    try:
+        first = move(source, target)
+        assert (first.verified, first.differences) == (10, [])
+        sql, params = CORRUPTIONS[kind]
+        if params is None:  # the next double after the stored time: equal to 15 digits, not to the bit
+            import math
+
+            with source.read() as conn:
+                ts = conn.execute("SELECT ts FROM game_events WHERE game_id = 4 AND seq = 2").fetchone()[0]
+            params = (math.nextafter(ts, math.inf),)
+        _corrupt(db_target, sql, params)
+        again = move(source, target, resume=True)
+    finally:
+        source.close()
+        target.close()
+    assert again.skipped_games == 10 and again.games == 0
+    assert again.verified == 9 and len(again.differences) == 1, again.differences
+    assert "the target's rows differ from the source's" in again.differences[0]
+
+
+def test_a_snapshot_that_does_not_refold_is_a_difference(tmp_path: Path, pg_server) -> None:  # noqa: ANN001
+    """Equal rows are not enough: each game's log, re-folded, must equal its snapshot."""
+    import sqlite3
+
+    from bot.storage import open_storage
+    from bot.storage.move import move
+
+    source_path = tmp_path / "source.db"
+    seed_sqlite(source_path, games=4)
+    conn = sqlite3.connect(source_path)
+    conn.execute("UPDATE games SET state = replace(state, '\"round\":', '\"round\":1') WHERE id = 2")
+    conn.commit()
+    conn.close()
+    source, target = open_storage(source_path), open_storage(pg_server.new_schema_url())
+    try:
+        report = move(source, target)
+    finally:
+        source.close()
+        target.close()
+    assert report.verified == 3
+    assert report.differences == ["game 2: the target's snapshot differs from its re-folded log"]
+
+
+def _clone(path: Path, total: int) -> None:
+    """Grow an SQLite state database to `total` games by copying its real ones (new ids and channels)."""
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    have = conn.execute("SELECT MAX(id) FROM games").fetchone()[0]
+    with conn:
+        for new_id in range(have + 1, total + 1):
+            src = 1 + (new_id - 1) % have
+            conn.execute("INSERT INTO games (id, channel_id, guild_id, status, edition, created_at, ended_at, "
+                         "last_seq, state, depth) SELECT ?, ?, guild_id, status, edition, created_at, ended_at, last_seq, "
+                         "state, depth FROM games WHERE id = ?", (new_id, 100_000 + new_id, src))
+            conn.execute("INSERT INTO game_events SELECT ?, seq, ts, actor_user, type, body FROM game_events "
+                         "WHERE game_id = ?", (new_id, src))
+            conn.execute("INSERT INTO game_checkpoints SELECT ?, depth, seq, state FROM game_checkpoints "
+                         "WHERE game_id = ?", (new_id, src))
+    conn.close()
+
+
+def test_a_move_killed_midway_resumes_to_a_complete_verified_copy(tmp_path: Path, pg_server) -> None:  # noqa: ANN001
+    """SIGKILL the mover in the middle (2 worker processes, a game per transaction): only whole games are on
+    the target, the workers go too, the bot refuses the half-moved database, and --resume completes it."""
+    import signal
+    import time
+
+    import psycopg
+
+    from bot.storage.move import missing_foreign_keys
+    from bot.storage.postgres import PgConn
+
+    source = tmp_path / "state.db"
+    seed_sqlite(source, games=6)
+    _clone(source, 240)
+    plain = pg_server.new_schema_url()
+    url = plain + "&application_name=move-under-test"  # the mover's and its workers' connections
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COGITATOR_", "DISCORD_"))}
+    mover = subprocess.Popen([sys.executable, "-m", "bot", "migrate-store", "--from", f"sqlite:{source}", "--to", url,
+                              "--jobs", "2", "--batch", "1"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    admin = psycopg.connect(plain, autocommit=True)
+    try:
+        deadline = time.monotonic() + 120
+        copied = 0
+        while copied < 20:
+            assert mover.poll() is None and time.monotonic() < deadline, mover.communicate()
+            time.sleep(0.01)
+            with contextlib.suppress(psycopg.errors.UndefinedTable):
+                copied = admin.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+        mover.send_signal(signal.SIGKILL)
+        mover.communicate(timeout=60)
+        while admin.execute("SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = 'move-under-test'"
+                            ).fetchone()[0]:  # the workers notice and exit; their open transactions roll back
+            assert time.monotonic() < deadline, "the move's worker processes outlived it"
+            time.sleep(0.1)
+        copied = admin.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+        assert 20 <= copied < 240
+        incomplete = admin.execute("SELECT COUNT(*) FROM games g WHERE last_seq <> (SELECT COUNT(*) FROM game_events e "
+                                   "WHERE e.game_id = g.id)").fetchone()[0]
+        assert incomplete == 0  # only whole games: a batch is one transaction
+        assert missing_foreign_keys(PgConn(admin)) == ["game_events", "game_checkpoints"]
+        bot = subprocess.run([sys.executable, "-m", "bot", "console"], cwd=ROOT, input="", capture_output=True, text=True,
+                             env=env | {"COGITATOR_DATABASE_URL": url, "COGITATOR_DATA": str(tmp_path / "data")},
+                             timeout=120)
+        assert bot.returncode == 2 and "migrate-store into it was interrupted" in bot.stderr, bot.stderr
+
+        resumed = cli("migrate-store", "--from", f"sqlite:{source}", "--to", url, "--resume", "--batch", "16")
+        assert resumed.returncode == 0, resumed.stderr
+        report = json.loads(resumed.stdout)
+        assert (report["skipped_games"], report["games"]) == (copied, 240 - copied)
+        assert (report["verified"], report["differences"]) == (240, [])
+        assert admin.execute("SELECT COUNT(*) FROM games").fetchone()[0] == 240
+        assert missing_foreign_keys(PgConn(admin)) == []
+    finally:
+        if mover.poll() is None:
+            mover.kill()
+        admin.close()
