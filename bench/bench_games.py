@@ -24,10 +24,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.tracker_load import (  # noqa: E402
+    arg_parser,
     battle_script,
     bench_settings,
     clone_games,
-    parse_args,
     play_games,
     time_mix,
     tracker_only,
@@ -47,7 +47,7 @@ def db_bytes(path: Path) -> int:
 
 
 async def main() -> int:
-    args = parse_args()
+    args = arg_parser().parse_args()
     tracker_only()
     with tempfile.TemporaryDirectory() as tmp:
         settings = bench_settings(Path(tmp))

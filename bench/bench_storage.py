@@ -1,6 +1,6 @@
 """State backends side by side (issue 15): the same tracker work on SQLite and on PostgreSQL.
 
-    .venv/bin/python bench/bench_storage.py [--games 10000] [--commands 1000] [--sample-games 10]
+    .venv/bin/python bench/bench_storage.py [--games 10000] [--commands 1000] [--sample-games 10] [--move-only]
 
 Fills an SQLite state database the way bench_games.py does (scripted battles through the console, cloned
 to --games finished games), then: moves it to a throwaway PostgreSQL server with `migrate-store`'s code
@@ -22,9 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.tracker_load import bench_settings, clone_games, parse_args, play_games, time_mix, tracker_only  # noqa: E402
+from bench.tracker_load import arg_parser, bench_settings, clone_games, play_games, time_mix, tracker_only  # noqa: E402
 from bot.config import Settings  # noqa: E402
 from bot.console import ConsoleSession  # noqa: E402
+from tests.pgserver import PostgresServer, start_or_skip  # noqa: E402
 
 P99_TARGET_MS = 20.0
 
@@ -82,26 +83,56 @@ PG_P99_TARGET_MS = 30.0
 MOVE_TARGET_S = 60.0
 
 
-async def postgres_side(sqlite_path: Path, settings: Settings, commands: int) -> list[str]:
+def server_cpu_s(server: PostgresServer) -> float:
+    """CPU seconds of the server's processes that have ended (its backends end with their connections)."""
+    pid = (server.data / "postmaster.pid").read_text().split()[0]
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_s() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def time_move(server: PostgresServer, sqlite_path: Path, url: str, jobs: int | None) -> list[str]:
+    """`python -m bot migrate-store` of the whole database, timed, with the CPU it took on each side."""
+    import json
+    import subprocess
+
+    load = os.getloadavg()[0]
+    server0, mover0 = server_cpu_s(server), children_cpu_s()
+    t0 = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "bot", "migrate-store", "--from", f"sqlite:{sqlite_path}", "--to", url,
+                           *(["--jobs", str(jobs)] if jobs else [])], cwd=Path(__file__).resolve().parents[1],
+                          capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - t0
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"migrate-store failed: {done.stderr.strip()}")
+    report = json.loads(done.stdout)
+    time.sleep(0.5)  # let the server reap the closed connections' backends
+    return [f"move SQLite -> PostgreSQL     {report['games']:,} games, {report['events']:,} events in {seconds:.1f} s "
+            f"({report['jobs']} worker processes), {report['verified']:,} verified game by game, "
+            f"{len(report['differences'])} differences   target < {MOVE_TARGET_S:.0f} s   "
+            f"ratio {seconds / MOVE_TARGET_S:.2f}",
+            f"  CPU used: migrate-store and its workers {children_cpu_s() - mover0:.1f} s, PostgreSQL server "
+            f"{server_cpu_s(server) - server0:.1f} s; {os.cpu_count()} cores, load average {load:.1f} at the start "
+            f"(shared machine); the test server runs with fsync=off"]
+
+
+async def postgres_side(sqlite_path: Path, settings: Settings, commands: int, *, jobs: int | None = None,
+                        move_only: bool = False) -> list[str]:
     """The same database moved to PostgreSQL (the move is timed and verified), the same round trips on it,
     and the 4-process race on both backends."""
     import dataclasses
-
-    from bot.storage import open_storage
-    from bot.storage.move import move
-    from tests.pgserver import start_or_skip
 
     server = start_or_skip()
     lines = []
     try:
         url = server.new_schema_url()
-        source, target = open_storage(sqlite_path), open_storage(url)
-        report = move(source, target)
-        source.close()
-        target.close()
-        lines.append(f"move SQLite -> PostgreSQL     {report.games:,} games, {report.events:,} events in {report.seconds:.1f} s, "
-                     f"{report.verified:,} verified, {len(report.differences)} differences   target < {MOVE_TARGET_S:.0f} s   "
-                     f"ratio {report.seconds / MOVE_TARGET_S:.2f}")
+        lines += time_move(server, sqlite_path, url, jobs)
+        if move_only:
+            return lines
         console = await ConsoleSession.open(dataclasses.replace(settings, database_url=url))
         try:
             run = await time_mix(console, commands)
@@ -119,7 +150,10 @@ async def postgres_side(sqlite_path: Path, settings: Settings, commands: int) ->
 
 
 async def main() -> int:
-    args = parse_args()
+    parser = arg_parser()
+    parser.add_argument("--move-only", action="store_true", help="only fill the database and time the move")
+    parser.add_argument("--jobs", type=int, default=None, help="the move's worker processes (default: one per core)")
+    args = parser.parse_args()
     tracker_only()
     with tempfile.TemporaryDirectory() as tmp:
         settings = bench_settings(Path(tmp))
@@ -129,14 +163,16 @@ async def main() -> int:
             await console.send("/help")
             await play_games(console, range(5000, 5000 + args.sample_games))
             clone_games(path, args.games)
-            run = await time_mix(console, args.commands)
+            run = None if args.move_only else await time_mix(console, args.commands)
         finally:
             await console.close()
-        p50, p95, p99 = run.quantiles()
-        print(f"games in database            {args.games:,}")
-        print(f"SQLite round trip p50 / p95 / p99  {p50:.2f} / {p95:.2f} / {p99:.2f} ms ({run.refused} refusals)   "
-              f"target p99 < {P99_TARGET_MS:.0f} ms   ratio {p99 / P99_TARGET_MS:.2f}")
-        for line in await postgres_side(path, settings, args.commands):
+        print(f"games in database            {args.games:,} (clones of {args.sample_games} battles played through "
+              f"the console, about 156 events each)")
+        if run is not None:
+            p50, p95, p99 = run.quantiles()
+            print(f"SQLite round trip p50 / p95 / p99  {p50:.2f} / {p95:.2f} / {p99:.2f} ms ({run.refused} refusals)   "
+                  f"target p99 < {P99_TARGET_MS:.0f} ms   ratio {p99 / P99_TARGET_MS:.2f}")
+        for line in await postgres_side(path, settings, args.commands, jobs=args.jobs, move_only=args.move_only):
             print(line)
     return 0
 

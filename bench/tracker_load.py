@@ -28,13 +28,13 @@ MIX = ["/cp gain amount:1", "/cp spend amount:1", "/judgement add unit:Warriors 
        "/cp show", "/game undo", "/vp set amount:3", "/game score"]
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+def arg_parser() -> argparse.ArgumentParser:
     """The workload's size: stored games, timed commands, battles played through the console."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--games", type=int, default=10_000, help="finished games in the database")
     parser.add_argument("--commands", type=int, default=1_000, help="timed round trips of the command mix")
     parser.add_argument("--sample-games", type=int, default=10, help="battles played through the console")
-    return parser.parse_args(argv)
+    return parser
 
 
 def bench_settings(folder: Path) -> Settings:
