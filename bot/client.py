@@ -15,6 +15,7 @@ from discord import app_commands
 from discord.ext import commands
 
 import cogs
+from bot.catalog.normalize import clean_text
 from bot.config import Settings
 from bot.errors import ConfigError, UserError
 from bot.render.common import COLOUR_ERROR, NO_MENTIONS
@@ -81,8 +82,25 @@ def user_message(error: BaseException) -> tuple[str, bool]:
     return "Something went wrong on our side.", True
 
 
+def clean_options(options: list[dict]) -> None:
+    """Lone surrogates in typed option text become U+FFFD, in place (subcommands included).
+
+    Only a broken or hostile client sends them; left in, any reply that echoes the text cannot be encoded
+    for Discord (UTF-8 JSON) or SQLite. Found by the console fuzz (tests/fuzz)."""
+    for option in options:
+        if isinstance(option.get("value"), str):
+            option["value"] = clean_text(option["value"])
+        clean_options(option.get("options") or [])
+
+
 class CogitatorTree(app_commands.CommandTree):
     """Owns the one error handler: every failure becomes an ephemeral, friendly message."""
+
+    async def interaction_check(self, interaction: discord.Interaction) -> bool:
+        """Runs before options are parsed, for commands and autocomplete alike: every string option a
+        command, transformer or autocomplete callback sees is valid Unicode text."""
+        clean_options((interaction.data or {}).get("options") or [])  # type: ignore[arg-type]
+        return True
 
     async def on_error(self, interaction: discord.Interaction, error: app_commands.AppCommandError) -> None:
         message, unexpected = user_message(error)

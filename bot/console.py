@@ -65,6 +65,7 @@ class Reply:
     components: list[dict[str, Any]] = field(default_factory=list)
     choices: list[dict[str, Any]] = field(default_factory=list)
     message_id: int | None = None
+    payload: dict[str, Any] = field(default_factory=dict, repr=False)  # the body as sent to Discord (limit checks)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -220,14 +221,14 @@ class ConsoleSession:
         if line.startswith(":"):
             return await self._directive(line, user=user)
         try:
-            command, options = self._parse_command_line(line)
+            command, options = self._parse_command_line(line, user=user)
         except ConsoleInputError as error:
             return [Reply(command=line.split(" ", 1)[0].lstrip("/"), kind="client", ephemeral=True, content=str(error))]
         payload = self._interaction(2, user, data=self._command_data(command, options))
         return await self._dispatch(payload, command.qualified_name)
 
     async def autocomplete(self, line: str, focused: str, *, user: int | None = None) -> list[dict[str, Any]]:
-        command, options = self._parse_command_line(line, partial=True, focused=focused)
+        command, options = self._parse_command_line(line, partial=True, focused=focused, user=user)
         payload = self._interaction(4, user, data=self._command_data(command, options))
         replies = await self._dispatch(payload, command.qualified_name)
         return next((r.choices for r in replies if r.kind == "autocomplete"), [])
@@ -375,11 +376,11 @@ class ConsoleSession:
         return node, used
 
     def _parse_command_line(
-        self, line: str, *, partial: bool = False, focused: str | None = None
+        self, line: str, *, partial: bool = False, focused: str | None = None, user: int | None = None
     ) -> tuple[app_commands.Command, dict[str, Any]]:
         words = line.split()
         command, used = self._resolve_command(words)
-        self._check_default_permissions(command)
+        self._check_default_permissions(command, self.user_id if user is None else user)
         params = {p.display_name: p for p in command.parameters}
         rest = line.strip().split(None, used)[used] if len(words) > used else ""
         raw: dict[str, str] = {}
@@ -413,12 +414,13 @@ class ConsoleSession:
             options[focused] = {"value": "", "focused": True, "type": params[focused].type.value}
         return command, options
 
-    def _check_default_permissions(self, command: app_commands.Command) -> None:
+    def _check_default_permissions(self, command: app_commands.Command, user_id: int) -> None:
+        """As the Discord client: the acting user (the `user` of `send`, else the session's) needs them."""
         node: Any = command
         while node is not None:
             required = getattr(node, "default_permissions", None)
             if required is not None and self.guild_id is not None:
-                have = self.permissions.get(self.user_id, DEFAULT_MEMBER_PERMISSIONS)
+                have = self.permissions.get(user_id, DEFAULT_MEMBER_PERMISSIONS)
                 if not have.administrator and not required.is_subset(have):
                     raise ConsoleInputError("You don't have permission to use this command.")
             node = node.parent
@@ -579,6 +581,7 @@ class ConsoleSession:
             components=_flatten_components(body.get("components") or []),
             choices=list(body.get("choices") or []),
             message_id=message_id,
+            payload=body,
         ))
 
     def _store_message(self, token: str, body: dict[str, Any], files: dict[str, bytes], message_id: int | None = None) -> dict:

@@ -16,6 +16,7 @@ from discord.ext import commands
 
 from bot.armies.decode import MAX_BYTES, ListError
 from bot.armies.parse import parse_list
+from bot.catalog.normalize import clean_text
 from bot.errors import UserError
 from bot.games import commands as gc
 from bot.games.model import GameState
@@ -69,7 +70,8 @@ class PasteModal(discord.ui.Modal, title="Paste your army list"):
         super().__init__(custom_id="army:paste")
 
     async def on_submit(self, interaction: discord.Interaction) -> None:
-        await _import(interaction, self.text.value.encode("utf-8"), None)
+        # clean_text: a lone surrogate in the pasted text cannot be encoded (found by the console fuzz)
+        await _import(interaction, clean_text(self.text.value).encode("utf-8"), None)
 
     async def on_error(self, interaction: discord.Interaction, error: Exception) -> None:
         await interaction.client.tree.on_error(interaction, error)  # type: ignore[arg-type]

@@ -119,8 +119,9 @@ def check_amount(amount: int, *, field: str, low: int, high: int, what: str) -> 
 
 
 def clean_name(raw: str, *, field: str = "unit", what: str = "Unit name", limit: int = MAX_NAME) -> str:
-    """Trim, drop control characters, collapse spaces; refuse empty or overlong names."""
-    text = "".join(ch if ch.isprintable() else " " for ch in str(raw))
+    """Trim, drop control characters (and U+FFFD, what a lone surrogate became), collapse spaces; refuse empty
+    or overlong names."""
+    text = "".join(ch if ch.isprintable() and ch != "\ufffd" else " " for ch in str(raw))
     text = " ".join(text.split())
     if not text:
         raise UserError(f"{what} is empty.", field=field)

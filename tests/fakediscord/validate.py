@@ -143,6 +143,8 @@ def message_problems(body: dict[str, Any]) -> list[str]:
         total += len(footer) + len(author)
         if len(footer) > 2048:
             problems.append(f"{at}.footer.text longer than 2048")
+        if len(author) > 256:
+            problems.append(f"{at}.author.name longer than 256")
     if total > 6000:
         problems.append(f"embeds total {total} characters (max 6000)")
     rows = body.get("components") or []
@@ -157,6 +159,14 @@ def message_problems(body: dict[str, Any]) -> list[str]:
         for c in children:
             if c.get("type") == 3 and not 1 <= len(c.get("options") or []) <= 25:
                 problems.append(f"components[{i}]: a select menu needs 1-25 options")
+            for option in c.get("options") or []:
+                for key in ("label", "value"):
+                    if not isinstance(option.get(key), str) or not 1 <= len(option[key]) <= 100:
+                        problems.append(f"components[{i}]: a select option's {key} must be 1-100 characters")
+                if len(option.get("description") or "") > 100:
+                    problems.append(f"components[{i}]: a select option's description is longer than 100")
+            if len(c.get("placeholder") or "") > 150:
+                problems.append(f"components[{i}]: placeholder longer than 150")
             if c.get("custom_id") is not None and len(c["custom_id"]) > 100:
                 problems.append(f"components[{i}]: custom_id longer than 100")
             label = c.get("label")
@@ -178,4 +188,31 @@ def choices_problems(choices: Any) -> list[str]:
         value = choice.get("value")
         if isinstance(value, str) and len(value) > 100:
             problems.append(f"choices[{i}].value longer than 100 characters")
+    return problems
+
+
+def modal_problems(data: dict[str, Any]) -> list[str]:
+    """Why Discord would reject this modal (interaction callback type 9)."""
+    problems = []
+    title = data.get("title")
+    if not isinstance(title, str) or not 1 <= len(title) <= 45:
+        problems.append("modal title must be 1-45 characters")
+    if not isinstance(data.get("custom_id"), str) or not 1 <= len(data["custom_id"]) <= 100:
+        problems.append("modal custom_id must be 1-100 characters")
+    rows = data.get("components") or []
+    if not 1 <= len(rows) <= 5:
+        problems.append("a modal needs 1-5 components")
+    for i, row in enumerate(rows):
+        inputs = row.get("components") or ([row["component"]] if row.get("component") else [])
+        for c in inputs:
+            if c.get("type") != 4:
+                continue
+            label = c.get("label") if row.get("type") == 1 else row.get("label")
+            if not isinstance(label, str) or not 1 <= len(label) <= 45:
+                problems.append(f"components[{i}]: a text input label must be 1-45 characters")
+            if len(c.get("placeholder") or "") > 100:
+                problems.append(f"components[{i}]: placeholder longer than 100")
+            if len(c.get("value") or "") > 4000 or not 0 <= int(c.get("min_length") or 0) <= 4000 \
+                    or not 1 <= int(c.get("max_length") or 4000) <= 4000:
+                problems.append(f"components[{i}]: value/min_length/max_length out of 0-4000")
     return problems
