@@ -1,8 +1,9 @@
 """Measure one engine request in a fresh subprocess: wall time of `simulate`, peak RSS, estimate.
 
 Shared by `bench/bench_budget.py` (the budget search) and `tests/engine/test_budget.py` (its bounded
-version). The child gets an address-space limit (RLIMIT_AS) so a request that would need gigabytes
-fails with MemoryError inside the child instead of taking the machine (or the test run) down.
+version). The child gets an address-space limit (RLIMIT_AS, set by `bot.sim.worker.limit_address_space`
+as in the bot's simulation workers) so a request that would need gigabytes fails with MemoryError
+inside the child instead of taking the machine (or the test run) down.
 """
 
 from __future__ import annotations
@@ -28,11 +29,9 @@ from engine.api import estimate
 from engine.errors import RequestError
 from engine.request import validate
 from engine.rules import resolve
-simulate({"volley": [{"weapon": {"attacks": 2, "skill": 3, "strength": 4, "damage": 1}}],
-          "target": {"models": 1, "toughness": 4, "save": 3, "wounds": 2}})  # warm imports and caches
-simulate({"method": "montecarlo", "trials": 100, "seed": 1,
-          "volley": [{"weapon": {"attacks": 2, "skill": 3, "strength": 4, "damage": 1}}],
-          "target": {"models": 1, "toughness": 4, "save": 3, "wounds": 2}})
+from bot.sim.worker import WARM_REQUEST, limit_address_space  # as the bot's simulation workers run
+simulate(WARM_REQUEST)  # warm imports and caches
+simulate({**WARM_REQUEST, "method": "montecarlo", "trials": 100, "seed": 1})
 
 
 def probe(request):
@@ -50,7 +49,7 @@ def probe(request):
             pass
         return out
     out["estimate"] = estimate(req, groups)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    limit_address_space(limit)
     out["idle_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     start = time.perf_counter()
     try:
@@ -117,13 +116,13 @@ class Prober:
 _CHILD = r"""
 import json, resource, sys, time
 limit = int(sys.argv[1])
-resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+from bot.sim.worker import WARM_REQUEST, limit_address_space  # as the bot's simulation workers run
+limit_address_space(limit)
 from engine import prepare, simulate
 from engine.api import estimate
 from engine.errors import RequestError
 request = json.loads(sys.stdin.read())
-simulate({"volley": [{"weapon": {"attacks": 2, "skill": 3, "strength": 4, "damage": 1}}],
-          "target": {"models": 1, "toughness": 4, "save": 3, "wounds": 2}})  # warm imports and caches
+simulate(WARM_REQUEST)  # warm imports and caches
 idle = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 out = {"idle_rss": idle}
 try:

@@ -36,6 +36,8 @@ class Settings:
     wahapedia_url: str = "https://wahapedia.ru/wh40k10ed/"
     data_refresh: float | None = None  # seconds between scheduled `data update`s in the running bot; None: off
     database_url: str | None = None  # postgresql://…: the shared state backend instead of the SQLite file
+    sim_workers: int = 2  # simulation worker processes (bot.sim.pool); 0: threads in the bot's process
+    sim_worker_mb: int = 448  # address-space limit of each simulation worker, in MB
 
     def __repr__(self) -> str:  # never show the token, even in a debugger or a log line
         token = "set" if self.token else "unset"
@@ -158,6 +160,19 @@ def _database_url(env: Mapping[str, str]) -> str | None:
     return raw
 
 
+MAX_SIM_WORKERS = 16
+MIN_SIM_WORKER_MB = 256  # a warm worker alone maps ~225 MB; below this not even a small /sim fits
+
+
+def _int_setting(env: Mapping[str, str], name: str, default: int, low: int, high: int, unit: str = "") -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:
+        raise ConfigError(f"{name} must be a whole number from {low} to {high}{unit}, got {raw[:40]!r}")
+    return int(raw)
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """Read and validate every setting; raise ConfigError with one clear sentence on the first bad one."""
     env = os.environ if env is None else env
@@ -184,6 +199,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         wahapedia_url=_url(env, "COGITATOR_WAHAPEDIA_URL", Settings.wahapedia_url),
         data_refresh=_interval(env, "COGITATOR_DATA_REFRESH"),
         database_url=_database_url(env),
+        sim_workers=_int_setting(env, "COGITATOR_SIM_WORKERS", Settings.sim_workers, 0, MAX_SIM_WORKERS),
+        sim_worker_mb=_int_setting(env, "COGITATOR_SIM_WORKER_MB", Settings.sim_worker_mb, MIN_SIM_WORKER_MB,
+                                   1 << 20, " (MB)"),
     )
 
 

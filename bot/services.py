@@ -60,7 +60,7 @@ class Services:
     def simulation(self) -> SimulationService:
         from bot.sim.service import SimulationService
 
-        return SimulationService()
+        return SimulationService(workers=self.settings.sim_workers, worker_mb=self.settings.sim_worker_mb)
 
     @cached_property
     def overlay_tokens(self) -> OverlayTokens:

@@ -1,17 +1,22 @@
-"""Runs the combat engine and draws its plot off the event loop, with a bounded worker pool.
+"""Runs the combat engine and draws its plot outside the event loop, in a bounded pool of worker processes.
 
-Why threads, not processes: one exact simulation takes milliseconds and the plot about 0.1 s; most
-of that time is spent inside numpy and Agg (C code that releases the GIL for the heavy parts). A
-process pool would add pickling, a second copy of numpy/matplotlib per worker (~100 MB each) and
-seconds of start-up on a 2-core host, for no gain: the engine refuses oversized requests *before*
-doing any work (contract 1: "nothing hangs"), so no job needs to be killable.
+Why processes (issue 9): the engine refuses oversized requests before any work (engine.cost), but if
+its estimate is ever wrong, a thread would grow the bot's own process until the OOM killer ends it for
+every server (the service runs under MemoryMax=768M). In a worker process under an address-space
+limit (bot.sim.pool) the same request fails alone with "too large to compute exactly, try
+`method: montecarlo`", a worker that dies is replaced, and a runaway job can be stopped. The pool is
+warm (forkserver with numpy, the engine and matplotlib loaded), so a typical /sim costs only the
+pickling of its request and its result more than in a thread.
 
-The limits, all per process:
-- `WORKERS` threads (2: the host has 2 cores) compute at once;
+The limits:
+- `COGITATOR_SIM_WORKERS` processes (default 2: the host has 2 cores) compute at once, each capped
+  at `COGITATOR_SIM_WORKER_MB` of address space (default 448 MB; docs/operations.md sizes it);
+  `COGITATOR_SIM_WORKERS=0` computes in threads of the bot's own process instead, without that cap;
 - at most `MAX_PENDING` requests are admitted (running plus queued); the next one gets a "busy, try
   again" UserError straight away instead of waiting in an unbounded queue;
-- a request still unfinished after `TIMEOUT_S` is answered with a UserError; its thread finishes in
-  the background (threads cannot be killed) and still counts against `MAX_PENDING` until it does;
+- a request still unfinished after `TIMEOUT_S` is answered with a UserError; in a worker process it is
+  stopped (its worker killed if need be), in a thread it finishes in the background and still counts
+  against `MAX_PENDING` until it does;
 - Monte Carlo requests from chat get at most `MONTECARLO_ROLL_BUDGET` dice rolls (fewer trials for
   huge volleys, never fewer than `MIN_TRIALS`), so they finish in seconds, not minutes.
 """
@@ -22,11 +27,18 @@ import asyncio
 import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.errors import UserError
 
+if TYPE_CHECKING:
+    from bot.sim.pool import SimPool
+
 WORKERS = 2
+# Address space per worker process. A warm worker maps ~225 MB (Python, numpy, matplotlib; ~70 MB of it
+# resident) and the engine refuses requests estimated beyond 128 MB of arrays (engine.limits), so 448 MB
+# leaves room for those and the plot, while two workers and the bot stay inside a 768 MB service.
+WORKER_MB = 448
 MAX_PENDING = 8
 TIMEOUT_S = 30.0
 # Monte Carlo in chat: the engine rolls about 2-3e7 attack dice a second here, so 100,000 trials of a
@@ -168,12 +180,37 @@ def _compute(
     return result, png
 
 
-class SimulationService:
-    """The one way cogs run the engine: `await service.run(request)` -> (result dict, PNG bytes)."""
+def _too_large(request: dict[str, Any]) -> UserError:
+    """The answer when a request outgrew its worker (MemoryError at the address-space limit, or the worker
+    died): only this request fails, and the words say what to try instead."""
+    if request.get("method", "exact") == "montecarlo":
+        return UserError("This simulation is too large to compute: it ran out of the memory a simulation may "
+                         "use. Try fewer trials or fewer attacks.")
+    return UserError("This simulation is too large to compute exactly: it ran out of the memory a simulation "
+                     "may use. Try `method: montecarlo`.")
 
-    def __init__(self) -> None:
-        self._executor = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="cogitator-sim")
+
+def _timed_out() -> UserError:
+    return UserError(f"The simulation took longer than {TIMEOUT_S:.0f} s and was stopped; "
+                     "try fewer attacks or `method: montecarlo`.")
+
+
+class SimulationService:
+    """The one way cogs run the engine: `await service.run(request)` -> (result dict, PNG bytes).
+
+    `workers` processes (None: `WORKERS`; 0: threads in this process) capped at `worker_mb` MB of
+    address space each (None: `WORKER_MB`). The pool starts on the first request, or ahead of it with
+    `start()`, which `python -m bot run` calls before connecting."""
+
+    def __init__(self, workers: int | None = None, worker_mb: int | None = None) -> None:
+        self.workers = WORKERS if workers is None else workers
+        self.worker_mb = WORKER_MB if worker_mb is None else worker_mb
+        self._threads: ThreadPoolExecutor | None = None
+        self._pool: SimPool | None = None
+        if self.workers == 0:
+            self._threads = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="cogitator-sim")
         self._lock = threading.Lock()
+        self._start_lock = threading.Lock()
         self._admitted = 0
         self._closed = False
 
@@ -181,6 +218,26 @@ class SimulationService:
     def admitted(self) -> int:
         """Requests running or queued right now (for tests and the benchmark)."""
         return self._admitted
+
+    @property
+    def pool(self) -> SimPool | None:
+        """The worker processes (None in thread mode or before the first request; tests, benchmark)."""
+        return self._pool
+
+    def start(self) -> None:
+        """Start and warm the worker processes now (blocking, ~1-3 s the first time: call it in a thread)."""
+        if self.workers == 0:
+            return
+        with self._start_lock:
+            if self._pool is None:
+                from bot.sim.pool import SimPool
+
+                pool = SimPool(self.workers, self.worker_mb * 2**20)
+                with self._lock:
+                    if self._closed:
+                        return
+                    self._pool = pool
+                pool.start()
 
     def _admit(self) -> None:
         with self._lock:
@@ -201,8 +258,34 @@ class SimulationService:
     ) -> tuple[dict[str, Any], bytes]:
         """Simulate `request` (contract 1) and draw its models-killed chart, without blocking the loop."""
         self._admit()
+        if self._threads is not None:
+            return await self._run_in_thread(request, plot_title, with_plot)
         try:
-            future = self._executor.submit(_compute, request, plot_title, with_plot)
+            if self._pool is None:
+                await asyncio.to_thread(self.start)
+            pool = self._pool
+            if pool is None:
+                raise RuntimeError("closed")
+            outcome = await pool.run((request, plot_title, with_plot), timeout=TIMEOUT_S)
+        except RuntimeError:  # closed while this request waited
+            raise UserError("The simulator is shutting down; try again in a moment.") from None
+        finally:
+            self._release()
+        kind = outcome[0]
+        if kind == "ok":
+            return outcome[1], outcome[2]
+        if kind == "user":
+            raise UserError(outcome[1], field=outcome[2])
+        if kind == "timeout":
+            raise _timed_out()
+        raise _too_large(request)  # "memory" or "died"
+
+    async def _run_in_thread(
+        self, request: dict[str, Any], plot_title: str | None, with_plot: bool
+    ) -> tuple[dict[str, Any], bytes]:
+        assert self._threads is not None
+        try:
+            future = self._threads.submit(_compute, request, plot_title, with_plot)
         except RuntimeError:  # executor shut down between _admit and submit
             self._release()
             raise UserError("The simulator is shutting down; try again in a moment.") from None
@@ -210,10 +293,9 @@ class SimulationService:
         try:
             return await asyncio.wait_for(asyncio.wrap_future(future), timeout=TIMEOUT_S)
         except TimeoutError:
-            raise UserError(
-                f"The simulation took longer than {TIMEOUT_S:.0f} s and was abandoned; "
-                "try fewer attacks or `method: montecarlo`."
-            ) from None
+            raise _timed_out() from None
+        except MemoryError:
+            raise _too_large(request) from None
 
     def prepare(self, request: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         """Check `request` as `run` would (UserError if invalid or too large) without running it, and
@@ -226,7 +308,11 @@ class SimulationService:
         return result
 
     def close(self) -> None:
-        """Refuse new work and let running jobs finish in the background; safe to call twice."""
+        """Refuse new work and stop the workers (threads finish in the background); safe to call twice."""
         with self._lock:
             self._closed = True
-        self._executor.shutdown(wait=False, cancel_futures=True)
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
+        if self._threads is not None:
+            self._threads.shutdown(wait=False, cancel_futures=True)

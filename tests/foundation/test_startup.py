@@ -8,6 +8,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from bot.config import load_settings
 from bot.errors import ConfigError
@@ -24,6 +26,8 @@ TOKEN = "MTIzNDU2Nzg5MDEyMzQ1Njc4.GabcDE.abcdefghijklmnopqrstuvwxyz0123456789AB"
         ({"COGITATOR_DEV_GUILD": "abc"}, "COGITATOR_DEV_GUILD must be a guild id"),
         ({"COGITATOR_SYNC": "perhaps"}, "COGITATOR_SYNC must be true or false"),
         ({"COGITATOR_DB": "/"}, "COGITATOR_DB must be a file"),
+        ({"COGITATOR_SIM_WORKERS": "17"}, "COGITATOR_SIM_WORKERS must be a whole number from 0 to 16"),
+        ({"COGITATOR_SIM_WORKER_MB": "128"}, "COGITATOR_SIM_WORKER_MB must be a whole number from 256 to"),
     ],
 )
 def test_bad_setting_is_one_clear_line_and_exit_2(env, fragment, tmp_path):
@@ -35,6 +39,26 @@ def test_bad_setting_is_one_clear_line_and_exit_2(env, fragment, tmp_path):
     assert len(lines) == 1 and fragment in lines[0] and "Traceback" not in run.stderr
     with pytest.raises(ConfigError):
         load_settings({**base, **env})
+
+
+@given(workers=st.text(max_size=12), worker_mb=st.text(max_size=12))
+@example(workers="²", worker_mb="")  # str.isdigit() accepts it, int() does not
+@example(workers="", worker_mb="٣٠٠")
+@settings(max_examples=200, deadline=None)
+def test_simulation_worker_settings_are_bounded_or_refused(workers: str, worker_mb: str) -> None:
+    """Any value either loads within the documented bounds (0-16 workers, at least 256 MB each) or is
+    refused with a ConfigError naming the setting."""
+    try:
+        loaded = load_settings({"COGITATOR_SIM_WORKERS": workers, "COGITATOR_SIM_WORKER_MB": worker_mb,
+                                "COGITATOR_DB": "/nonexistent/x.db", "COGITATOR_DATA": "/nonexistent/d"})
+    except ConfigError as error:
+        assert "COGITATOR_SIM_WORKER" in str(error)
+        return
+    assert 0 <= loaded.sim_workers <= 16 and 256 <= loaded.sim_worker_mb <= 1 << 20
+    if not workers.strip():
+        assert loaded.sim_workers == 2
+    if not worker_mb.strip():
+        assert loaded.sim_worker_mb == 448
 
 
 def test_settings_repr_hides_the_token():

@@ -1,0 +1,14 @@
+"""Imported only by the simulation pool's forkserver (bot.sim.pool), never by the bot itself.
+
+Importing it warms numpy, the engine and matplotlib (fonts, caches) once, in the forkserver, so every
+worker forked from it starts warm and shares those pages copy-on-write with its siblings.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from bot.sim.worker import warm_up
+
+with contextlib.suppress(Exception):  # the forkserver must start regardless; a cold worker still answers
+    warm_up()

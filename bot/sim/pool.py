@@ -1,0 +1,176 @@
+"""Simulations in separate worker processes, each under an address-space limit (issue 9).
+
+Why processes: the engine refuses oversized requests before any work (engine.cost), but an estimate
+can be wrong, and one wrong estimate in the bot's own process would grow it until the kernel's OOM
+killer ends the bot for every server (the service runs under MemoryMax=768M). In a worker capped with
+RLIMIT_AS the same mistake is a MemoryError in that worker only: the request is answered "too large to
+compute exactly" and the worker takes the next one.
+
+What can still go wrong, and what happens:
+- a worker dies (SIGKILL from the OOM killer or an operator, a crash): `ProcessPoolExecutor` then fails
+  every job it holds and stops its other workers. The pool replaces the executor; the request whose
+  worker died is answered "too large", the others (stopped only because a sibling died, or not yet
+  started) run once more on the new workers. Each job writes its worker's pid into a shared slot, so
+  the pool knows which request was on the worker that died;
+- a request runs past its time: the worker's own alarm stops it (`worker.compute`); if the worker does
+  not answer `GRACE_S` later (stuck inside C code) its process is killed, as above.
+
+Warm-pool overhead: a forkserver (not fork from the bot's threaded event loop) imports numpy, the
+engine and matplotlib and draws one chart before it forks any worker (bot.sim.forkserver_warm), so a
+worker starts in milliseconds, already warm, sharing those pages copy-on-write. Only the request dict
+and the result (dict + PNG bytes) cross the process boundary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import multiprocessing
+import os
+import signal
+import threading
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+from bot.sim import worker
+
+log = logging.getLogger("cogitator.sim.pool")
+
+GRACE_S = 5.0  # after a job's own time limit, how long the pool waits before killing its worker
+SLOTS = 64  # job slots shared with the workers; more than the service ever admits at once
+_PRELOAD = ["bot.sim.forkserver_warm"]
+
+
+class SimPool:
+    """A warm ProcessPoolExecutor of `workers` processes capped at `limit_bytes` each, which replaces
+    itself when a worker dies. `run` returns the worker's outcome tuple (bot.sim.worker.compute), or
+    ("died",) for the request whose worker died, ("timeout",) for one that had to be killed."""
+
+    def __init__(self, workers: int, limit_bytes: int) -> None:
+        self._workers = workers
+        self._limit = limit_bytes
+        self._ctx = multiprocessing.get_context("forkserver")
+        self._ctx.set_forkserver_preload(_PRELOAD)
+        self._slots = self._ctx.Array("i", SLOTS, lock=False)
+        self._free = list(range(SLOTS))
+        self._lock = threading.Lock()
+        self._closed = False
+        self._executor: ProcessPoolExecutor | None = None
+        self.replacements = 0  # executors replaced after a worker died (tests, logs)
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        """Start every worker now and wait until they answer (blocking: call it from a thread)."""
+        with self._lock:
+            executor = self._current_locked()
+        for future in [executor.submit(worker.ping) for _ in range(self._workers)]:
+            with contextlib.suppress(Exception):  # a broken start shows on the first request, and is replaced
+                future.result(timeout=120)
+
+    def _current_locked(self) -> ProcessPoolExecutor:
+        if self._closed:
+            raise RuntimeError("the simulation pool is closed")
+        if self._executor is None:
+            self._executor = ProcessPoolExecutor(max_workers=self._workers, mp_context=self._ctx,
+                                                 initializer=worker.initialise, initargs=(self._limit, self._slots))
+        return self._executor
+
+    def _replace(self, broken: ProcessPoolExecutor) -> None:
+        """Drop `broken` (its workers are stopped by the executor itself); the next submit starts a new one."""
+        with self._lock:
+            if self._executor is not broken:
+                return  # another request replaced it already
+            self._executor = None
+            self.replacements += 1
+        log.warning("simulation worker died; its pool was replaced", extra={"replacements": self.replacements})
+        _shutdown(broken)
+
+    def close(self) -> None:
+        """Stop every worker; running requests fail. Safe to call twice."""
+        with self._lock:
+            self._closed = True
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            _shutdown(executor, kill=True)
+
+    def pids(self) -> list[int]:
+        """Worker process ids (tests, the benchmark's memory report)."""
+        executor = self._executor
+        return [p.pid for p in list((getattr(executor, "_processes", None) or {}).values()) if p.pid]
+
+    def running_pids(self) -> list[int]:
+        """Pids of the workers running a request right now (tests)."""
+        return [pid for pid in self._slots if pid]
+
+    # ------------------------------------------------------------------ requests
+    def _submit(self, slot: int, timeout: float, args: tuple) -> tuple[ProcessPoolExecutor, Future, dict[int, Any]]:
+        self._slots[slot] = 0
+        with self._lock:
+            executor = self._current_locked()
+        try:
+            future = executor.submit(worker.compute, slot, timeout, *args)
+        except BrokenProcessPool:  # broke since the last request: replace it and submit again, once
+            self._replace(executor)
+            with self._lock:
+                executor = self._current_locked()
+            future = executor.submit(worker.compute, slot, timeout, *args)
+        # The executor keeps no public list of its workers; a copy now tells later which one died.
+        return executor, future, dict(getattr(executor, "_processes", None) or {})
+
+    async def run(self, args: tuple, *, timeout: float) -> tuple:
+        """Run worker.compute(slot, timeout, *args) in a worker; see the class docstring for the result."""
+        with self._lock:
+            if self._closed or not self._free:
+                raise RuntimeError("the simulation pool is closed")
+            slot = self._free.pop()
+        try:
+            for attempt in (1, 2):
+                executor, future, processes = await asyncio.to_thread(self._submit, slot, timeout, args)
+                try:
+                    return await asyncio.wait_for(asyncio.wrap_future(future), timeout + GRACE_S)
+                except TimeoutError:
+                    return self._stop_overdue(future, slot)
+                except (BrokenProcessPool, CancelledError):
+                    if self._closed:
+                        raise RuntimeError("the simulation pool is closed") from None
+                    culprit = self._died_running(slot, {**processes, **(getattr(executor, "_processes", None) or {})})
+                    self._replace(executor)
+                    if culprit or attempt == 2:
+                        return ("died",)
+                    log.info("simulation rerun: its worker was stopped because another one died")
+            return ("died",)
+        finally:
+            with self._lock:
+                self._free.append(slot)
+
+    def _died_running(self, slot: int, processes: dict[int, Any]) -> bool:
+        """True when the worker that ran this job is the one that died: it started the job (its pid is in
+        the slot) and it ended by itself, not by the executor's SIGTERM to its surviving siblings."""
+        pid = self._slots[slot]
+        process = processes.get(pid) if pid else None
+        if process is None:
+            return False
+        code = process.exitcode
+        return code is not None and code != -signal.SIGTERM
+
+    def _stop_overdue(self, future: Future, slot: int) -> tuple:
+        """The job's own alarm did not stop it: kill its worker (the pool is replaced on the next request)."""
+        if future.cancel():  # still queued behind other jobs: it never started
+            return ("timeout",)
+        pid = self._slots[slot]
+        if pid:
+            log.warning("simulation worker killed after its time limit", extra={"pid": pid})
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        return ("timeout",)
+
+
+def _shutdown(executor: ProcessPoolExecutor, *, kill: bool = False) -> None:
+    processes = list((getattr(executor, "_processes", None) or {}).values()) if kill else []
+    with contextlib.suppress(Exception):
+        executor.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.kill()

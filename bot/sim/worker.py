@@ -1,0 +1,101 @@
+"""The body of a simulation worker process (bot.sim.pool): its limits, its warm-up, one request.
+
+Only plain data crosses the process boundary, as a tuple whose first item says what happened:
+("ok", result, png), ("user", message, field) for a refusal in words, ("memory",) when the request hit
+the worker's address-space limit, ("timeout",) when it ran past its wall-clock limit. The worker
+survives all four and takes the next request.
+
+`limit_address_space` is also what bench/budget.py puts its measuring children under, so the budget
+search measures requests the way the bot runs them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import signal
+from multiprocessing.sharedctypes import SynchronizedArray
+from typing import Any
+
+# Before numpy loads: two single-threaded workers are the parallelism of a 2-core host, and BLAS threads
+# would each reserve address space that counts against the worker's limit.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+# A tiny request that touches the engine's caches and, with a plot, matplotlib's fonts.
+WARM_REQUEST: dict[str, Any] = {
+    "volley": [{"weapon": {"attacks": 2, "skill": 3, "strength": 4, "damage": 1}}],
+    "target": {"models": 2, "toughness": 4, "save": 3, "wounds": 2},
+}
+
+_slots: SynchronizedArray | None = None  # the pool's job slot -> pid of the worker running it
+
+
+class _Overtime(BaseException):
+    """Raised by the SIGALRM handler in the worker's main thread (a BaseException, so that no
+    `except Exception` on the way can take it for an error of the request)."""
+
+
+def limit_address_space(limit_bytes: int) -> int:
+    """Cap this process's address space (RLIMIT_AS) at `limit_bytes`, never above the inherited hard
+    limit. An allocation beyond it raises MemoryError here instead of growing the process until the
+    kernel's OOM killer ends it (and, under a cgroup limit, the bot with it). Returns the cap set."""
+    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = limit_bytes if hard == resource.RLIM_INFINITY else min(limit_bytes, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    return cap
+
+
+def warm_up() -> None:
+    """One tiny simulation and plot: imports, caches and fonts loaded before the first real request."""
+    import engine
+    import engine.plot
+
+    engine.plot.plot_models_killed(engine.simulate(WARM_REQUEST), title="warm-up")
+
+
+def initialise(limit_bytes: int, slots: SynchronizedArray) -> None:
+    """Runs once in each new worker, before its first job."""
+    global _slots
+    _slots = slots
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a terminal is for the bot, which stops the pool
+    signal.signal(signal.SIGALRM, _overtime)
+    limit_address_space(limit_bytes)
+
+
+def _overtime(_signum: int, _frame: object) -> None:
+    raise _Overtime
+
+
+def ping() -> int:
+    """A no-op job, to start a worker ahead of the first request; returns its pid."""
+    return os.getpid()
+
+
+def compute(slot: int, timeout: float, request: dict[str, Any], plot_title: str | None, with_plot: bool) -> tuple:
+    """One request: simulate and plot under the wall-clock limit `timeout` (SIGALRM; the engine
+    returns to Python between numpy calls, so it stops within a fraction of a second)."""
+    from bot.errors import UserError
+    from bot.sim.service import _compute
+
+    if _slots is not None:
+        _slots[slot] = os.getpid()  # lets the pool tell which request was on a worker that died
+    # Then every 0.1 s: an exception raised while Python runs a __del__ or a callback is swallowed.
+    signal.setitimer(signal.ITIMER_REAL, timeout, 0.1)
+    try:
+        result, png = _compute(request, plot_title, with_plot)
+    except UserError as error:
+        return ("user", error.message, error.field)
+    except MemoryError:
+        return ("memory",)
+    except _Overtime:
+        return ("timeout",)
+    finally:
+        with contextlib.suppress(_Overtime):  # the alarm may fire between the try and here
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        if _slots is not None:
+            _slots[slot] = 0
+    return ("ok", result, png)

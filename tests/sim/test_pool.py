@@ -1,0 +1,103 @@
+"""Simulations in worker processes (issue 9, Build 2): a request that outgrows its worker's address
+space, or whose worker dies, fails alone with the Monte Carlo hint; the bot's process stays up, a dead
+worker is replaced and the next /sim works. Real processes, real RLIMIT_AS, real signals."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.errors import UserError
+from bot.sim import service as service_module
+from bot.sim.service import SimulationService
+from engine import prepare
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL = {"volley": [{"models": 5, "weapon": {"attacks": 2, "skill": 3, "strength": 4, "damage": 1}}],
+         "target": {"models": 5, "toughness": 4, "save": 3, "wounds": 2}}
+# A quarter of a second of Monte Carlo here, accepted by the estimate.
+SLOW = {"method": "montecarlo", "trials": 10_000, "seed": 1, "target": SMALL["target"],
+        "volley": [{"models": 17, "weapon": {"attacks": "10D6", "skill": 3, "strength": 4, "damage": 1}}]}
+
+
+@pytest.fixture
+async def pooled() -> SimulationService:
+    service = SimulationService(workers=2)
+    yield service
+    service.close()
+
+
+def drive(scenario: str) -> dict:
+    """tests/sim/pooldriver.py in a process of its own, with the engine's cost limits off in it and in
+    its workers (tests/sim/estimate_off): requests the estimate would refuse reach a worker, as they
+    would if the estimate were wrong."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COGITATOR_")}
+    env["PYTHONPATH"] = f"{ROOT / 'tests' / 'sim' / 'estimate_off'}{os.pathsep}{ROOT}"
+    done = subprocess.run([sys.executable, "-m", "tests.sim.pooldriver", scenario], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_two_requests_beyond_the_worker_limit_at_once_fail_alone_and_the_workers_survive() -> None:
+    """The issue's request (2.6 GB) twice at once, estimate off: each hits its worker's 448 MB address
+    space (MemoryError), is answered with the Monte Carlo hint, and the same workers answer the next."""
+    report = drive("memory")
+    for answer in report["both"]:
+        assert answer["error"] == "UserError", report
+        assert "too large to compute exactly" in answer["message"] and "`method: montecarlo`" in answer["message"]
+    assert report["after"] == {"ok": "exact"}
+    assert report["same_workers"] and report["replacements"] == 0 and report["admitted"] == 0
+
+
+def test_a_killed_worker_fails_only_its_request_and_is_replaced() -> None:
+    """SIGKILL (as the OOM killer sends) to the worker of a long Monte Carlo run while a second request
+    runs on the other worker: the first gets the Monte Carlo wording, the second runs again on the new
+    workers and succeeds, and so does the next request."""
+    report = drive("kill")
+    assert report["long"]["error"] == "UserError", report
+    assert "too large to compute" in report["long"]["message"] and "fewer trials" in report["long"]["message"]
+    assert report["short"] == {"ok": "montecarlo"}, report
+    assert report["after"] == {"ok": "exact"}
+    assert report["replacements"] == 1 and report["victim_gone"] and report["admitted"] == 0
+
+
+async def test_a_request_past_its_time_is_stopped_and_the_worker_serves_the_next(
+    pooled: SimulationService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await pooled.run(SMALL, with_plot=False)
+    prepare(SLOW)  # accepted
+    monkeypatch.setattr(service_module, "TIMEOUT_S", 0.02)
+    with pytest.raises(UserError, match="longer than 0 s and was stopped"):
+        await pooled.run(SLOW, with_plot=False)
+    monkeypatch.undo()
+    result, _ = await pooled.run(SMALL, with_plot=False)
+    assert result["method"] == "exact" and pooled.pool.replacements == 0
+
+
+async def test_engine_refusals_cross_the_process_boundary_as_user_errors(pooled: SimulationService) -> None:
+    with pytest.raises(UserError) as caught:
+        await pooled.run({**SMALL, "target": {**SMALL["target"], "toughness": 0}})
+    assert caught.value.field == "target.toughness" and str(caught.value).startswith("target T:")
+
+
+async def test_thread_mode_still_answers() -> None:
+    service = SimulationService(workers=0)
+    try:
+        result, png = await service.run(SMALL)
+        assert service.pool is None and png.startswith(b"\x89PNG") and result["method"] == "exact"
+    finally:
+        service.close()
+
+
+async def test_console_sim_custom_runs_in_a_worker_process(console) -> None:  # noqa: ANN001 - fixture
+    replies = await console.send("/sim custom attacker:A=2 BS=3 S=4 D=1 models=10 target:T=4 Sv=3 W=2 models=10")
+    assert any(r.files for r in replies)
+    pool = console.bot.services.simulation.pool
+    assert pool is not None and pool.pids() and os.getpid() not in pool.pids()
