@@ -37,7 +37,7 @@ class Settings:
     data_refresh: float | None = None  # seconds between scheduled `data update`s in the running bot; None: off
     database_url: str | None = None  # postgresql://…: the shared state backend instead of the SQLite file
     sim_workers: int = 2  # simulation worker processes (bot.sim.pool); 0: threads in the bot's process
-    sim_worker_mb: int = 448  # address-space limit of each simulation worker, in MB
+    sim_worker_mb: int = 384  # address-space limit of each simulation worker, in MB
 
     def __repr__(self) -> str:  # never show the token, even in a debugger or a log line
         token = "set" if self.token else "unset"

@@ -59,15 +59,23 @@ class SimPool:
         self._closed = False
         self._executor: ProcessPoolExecutor | None = None
         self.replacements = 0  # executors replaced after a worker died (tests, logs)
+        self._limit_error_logged = False
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
-        """Start every worker now and wait until they answer (blocking: call it from a thread)."""
+        """Start every worker now and wait until they answer (blocking: call it from a thread). Logs an
+        error when the workers could not cap their address space (they still answer, without the cap)."""
         with self._lock:
             executor = self._current_locked()
         for future in [executor.submit(worker.ping) for _ in range(self._workers)]:
-            with contextlib.suppress(Exception):  # a broken start shows on the first request, and is replaced
-                future.result(timeout=120)
+            try:
+                _pid, limit_error = future.result(timeout=120)
+            except Exception:  # noqa: BLE001 - a broken start shows on the first request, which replaces it
+                continue
+            if limit_error and not self._limit_error_logged:
+                self._limit_error_logged = True
+                log.error("simulation workers run without their address-space limit (allow the setrlimit and "
+                          "prlimit64 system calls)", extra={"error": limit_error})
 
     def _current_locked(self) -> ProcessPoolExecutor:
         if self._closed:

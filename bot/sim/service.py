@@ -10,7 +10,7 @@ pickling of its request and its result more than in a thread.
 
 The limits:
 - `COGITATOR_SIM_WORKERS` processes (default 2: the host has 2 cores) compute at once, each capped
-  at `COGITATOR_SIM_WORKER_MB` of address space (default 448 MB; docs/operations.md sizes it);
+  at `COGITATOR_SIM_WORKER_MB` of address space (default 384 MB; docs/operations.md sizes it);
   `COGITATOR_SIM_WORKERS=0` computes in threads of the bot's own process instead, without that cap;
 - at most `MAX_PENDING` requests are admitted (running plus queued); the next one gets a "busy, try
   again" UserError straight away instead of waiting in an unbounded queue;
@@ -35,10 +35,12 @@ if TYPE_CHECKING:
     from bot.sim.pool import SimPool
 
 WORKERS = 2
-# Address space per worker process. A warm worker maps ~225 MB (Python, numpy, matplotlib; ~70 MB of it
-# resident) and the engine refuses requests estimated beyond 128 MB of arrays (engine.limits), so 448 MB
-# leaves room for those and the plot, while two workers and the bot stay inside a 768 MB service.
-WORKER_MB = 448
+# Address space per worker process (RLIMIT_AS). A warm worker maps ~190 MB (Python, numpy, matplotlib;
+# ~60 MB of it resident), so 384 MB lets a request grow it by ~195 MB: room for the 128 MB of arrays the
+# engine's estimate admits (engine.limits) and the plot. Filled to its limit a worker is ~265 MB resident,
+# so two of them, the forkserver (~70 MB) and the bot (~150 MB with the full catalog) fit in the unit's
+# MemoryMax=768M (docs/operations.md, "Simulation workers").
+WORKER_MB = 384
 MAX_PENDING = 8
 TIMEOUT_S = 30.0
 # Monte Carlo in chat: the engine rolls about 2-3e7 attack dice a second here, so 100,000 trials of a

@@ -16,6 +16,7 @@ import os
 import resource
 import signal
 from multiprocessing.sharedctypes import SynchronizedArray
+from pathlib import Path
 from typing import Any
 
 # Before numpy loads: two single-threaded workers are the parallelism of a 2-core host, and BLAS threads
@@ -32,6 +33,7 @@ WARM_REQUEST: dict[str, Any] = {
 }
 
 _slots: SynchronizedArray | None = None  # the pool's job slot -> pid of the worker running it
+_limit_error: str | None = None  # why RLIMIT_AS could not be set in this worker, if it could not
 
 
 class _Overtime(BaseException):
@@ -58,21 +60,30 @@ def warm_up() -> None:
 
 
 def initialise(limit_bytes: int, slots: SynchronizedArray) -> None:
-    """Runs once in each new worker, before its first job."""
-    global _slots
+    """Runs once in each new worker, before its first job. Never raises: a worker that cannot set its
+    limit still answers, and `ping` tells the pool why (it logs it once)."""
+    global _slots, _limit_error
     _slots = slots
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a terminal is for the bot, which stops the pool
     signal.signal(signal.SIGALRM, _overtime)
-    limit_address_space(limit_bytes)
+    # If the service's cgroup runs out of memory anyway, the kernel should end a worker, not the bot:
+    # raising one's own OOM score needs no privilege.
+    with contextlib.suppress(OSError):
+        Path("/proc/self/oom_score_adj").write_text("500")
+    try:
+        limit_address_space(limit_bytes)
+    except (OSError, ValueError) as error:  # e.g. EPERM from a seccomp filter that denies prlimit64
+        _limit_error = f"{type(error).__name__}: {error}"
 
 
 def _overtime(_signum: int, _frame: object) -> None:
     raise _Overtime
 
 
-def ping() -> int:
-    """A no-op job, to start a worker ahead of the first request; returns its pid."""
-    return os.getpid()
+def ping() -> tuple[int, str | None]:
+    """A no-op job, to start a worker ahead of the first request: its pid, and why its address-space
+    limit could not be set (None when it is in place)."""
+    return os.getpid(), _limit_error
 
 
 def compute(slot: int, timeout: float, request: dict[str, Any], plot_title: str | None, with_plot: bool) -> tuple:

@@ -20,7 +20,8 @@ class BotProcess:
     """One bot process; its JSON log lines (stderr) land in a file for assertions and post-mortems."""
 
     def __init__(self, fake: FakeDiscord, workdir: Path, *, name: str = "bot", db: Path | None = None,
-                 data: Path | None = None, args: list[str] | None = None, env: dict[str, str] | None = None) -> None:
+                 data: Path | None = None, args: list[str] | None = None, env: dict[str, str] | None = None,
+                 wrapper: list[str] | None = None) -> None:
         self.fake = fake
         self.name = name
         self.db = db or workdir / "state.db"
@@ -28,6 +29,7 @@ class BotProcess:
         self.log_path = workdir / f"{name}.log"
         self.args = args or []
         self.extra_env = env or {}
+        self.wrapper = wrapper or []  # a command that execs the bot, e.g. prlimit with its limits
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> BotProcess:
@@ -37,7 +39,7 @@ class BotProcess:
             "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1",
         } | self.extra_env
         self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen([sys.executable, "-m", "bot", "run", *self.args], cwd=REPO, env=env,
+        self.proc = subprocess.Popen([*self.wrapper, sys.executable, "-m", "bot", "run", *self.args], cwd=REPO, env=env,
                                      stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
         return self
 

@@ -62,3 +62,16 @@ def test_units_run_as_an_unprivileged_user_and_restart_on_failure() -> None:
         for setting in ("User=cogitator", "Restart=on-failure", "EnvironmentFile=/etc/cogitator/cogitator.env",
                         "NoNewPrivileges=yes", "ProtectSystem=strict", "KillSignal=SIGTERM"):
             assert setting in unit, (name, setting)
+
+
+def test_units_let_simulation_workers_cap_their_address_space() -> None:
+    """The units deny @resources, where setrlimit/prlimit64 live; the simulation workers need them to set
+    RLIMIT_AS (bot/sim/worker.py), so they are allowed again after the deny list (systemd applies the
+    SystemCallFilter= lines in order)."""
+    for name in ("cogitator.service", "cogitator@.service"):
+        filters = [line.split("=", 1)[1].split() for line in (DEPLOY / name).read_text().splitlines()
+                   if line.startswith("SystemCallFilter=")]
+        denied_at = next(i for i, f in enumerate(filters) if f[0].startswith("~") and "@resources" in f)
+        allowed_after = {call for f in filters[denied_at + 1:] if not f[0].startswith("~") for call in f}
+        assert {"setrlimit", "prlimit64"} <= allowed_after, (name, filters)
+        assert "MemoryMax=768M" in (DEPLOY / name).read_text()

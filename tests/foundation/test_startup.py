@@ -58,7 +58,7 @@ def test_simulation_worker_settings_are_bounded_or_refused(workers: str, worker_
     if not workers.strip():
         assert loaded.sim_workers == 2
     if not worker_mb.strip():
-        assert loaded.sim_worker_mb == 448
+        assert loaded.sim_worker_mb == 384
 
 
 def test_settings_repr_hides_the_token():

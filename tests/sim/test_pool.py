@@ -46,7 +46,7 @@ def drive(scenario: str) -> dict:
 
 
 def test_two_requests_beyond_the_worker_limit_at_once_fail_alone_and_the_workers_survive() -> None:
-    """The issue's request (2.6 GB) twice at once, estimate off: each hits its worker's 448 MB address
+    """The issue's request (2.6 GB) twice at once, estimate off: each hits its worker's 384 MB address
     space (MemoryError), is answered with the Monte Carlo hint, and the same workers answer the next."""
     report = drive("memory")
     for answer in report["both"]:
