@@ -2,6 +2,11 @@
 
 Prints p50/p99 per scenario, and splits the time into engine, plot and everything else (Discord
 plumbing, parsing, rendering) from the same run. Run: `.venv/bin/python bench/bench_sim.py [N]`.
+
+`bench/bench_sim.py N --pool` compares only the typical /sim through the warm worker-process pool (the
+default, bot/sim/pool.py) with the same /sim computed in a thread of the bot's process
+(COGITATOR_SIM_WORKERS=0), alternating the two so both see the same load (issue 9: pool p99 within
+1.2x the thread path's).
 """
 
 from __future__ import annotations
@@ -165,5 +170,55 @@ def _asked(text: str):  # noqa: ANN202 - UnitRequest, imported lazily
     return UnitRequest(**values)  # type: ignore[arg-type]
 
 
+POOL_OVERHEAD_TARGET = 1.2  # issue 9: typical /sim p99 through the pool within 20% of the thread path's
+
+
+async def pool_overhead(runs: int) -> None:
+    """Typical /sim custom through one console: worker processes vs threads, interleaved. One console
+    (the console captures replies per process), whose simulation service is swapped between requests."""
+    import os
+
+    from bot.sim.service import SimulationService
+
+    typical = SCENARIOS["typical (10 bolters vs 10 MEQ)"]
+    line = f"/sim custom attacker:{typical[0]} target:{typical[1]}"
+    services = {"thread (COGITATOR_SIM_WORKERS=0)": SimulationService(workers=0),
+                "pool (2 warm workers, default)": SimulationService()}
+    await asyncio.to_thread(services["pool (2 warm workers, default)"].start)  # as `python -m bot run` does
+    with tempfile.TemporaryDirectory() as tmp:
+        console = await ConsoleSession.open(Settings(token=None, db_path=Path(tmp) / "state.db",
+                                                     data_dir=Path(tmp) / "data", log_level="WARNING",
+                                                     sync_commands=False))
+        try:
+            times: dict[str, list[float]] = {name: [] for name in services}
+            for i in range(runs + 2):
+                for name, service in services.items():
+                    console.bot.services.__dict__["simulation"] = service
+                    start = time.perf_counter()
+                    replies = await console.send(line)
+                    elapsed = time.perf_counter() - start
+                    if not any(r.files for r in replies):
+                        raise SystemExit(f"{name}: no plot in the reply: {[r.to_json() for r in replies]}")
+                    if i >= 2:
+                        times[name].append(elapsed)
+        finally:
+            console.bot.services.__dict__.pop("simulation", None)
+            await console.close()
+            for service in services.values():
+                service.close()
+    print(f"typical /sim custom through the console, {runs} runs each, interleaved (load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} shared cores)")
+    print(f"{'path':40} {'p50':>10} {'p99':>10}")
+    p99s = []
+    for name, values in times.items():
+        p99s.append(percentile(values, 0.99))
+        print(f"{name:40} {ms(statistics.median(values)):>10} {ms(p99s[-1]):>10}")
+    ratio = p99s[1] / p99s[0]
+    print(f"pool p99 / thread p99 = {ratio:.2f} (target <= {POOL_OVERHEAD_TARGET}: "
+          f"{'met' if ratio <= POOL_OVERHEAD_TARGET else 'NOT met'}); "
+          f"p50 ratio {statistics.median(times[list(times)[1]]) / statistics.median(times[list(times)[0]]):.2f}")
+
+
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 30))
+    count = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 30
+    asyncio.run(pool_overhead(count) if "--pool" in sys.argv else main(count))
