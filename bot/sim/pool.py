@@ -30,7 +30,7 @@ import multiprocessing
 import os
 import signal
 import threading
-from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
@@ -130,9 +130,9 @@ class SimPool:
     async def run(self, args: tuple, *, timeout: float) -> tuple:
         """Run worker.compute(slot, timeout, *args) in a worker; see the class docstring for the result."""
         with self._lock:
-            if self._closed or not self._free:
+            if self._closed:
                 raise RuntimeError("the simulation pool is closed")
-            slot = self._free.pop()
+            slot = self._free.pop()  # never empty: the service admits far fewer requests than SLOTS
         try:
             for attempt in (1, 2):
                 executor, future, processes = await asyncio.to_thread(self._submit, slot, timeout, args)
@@ -140,7 +140,7 @@ class SimPool:
                     return await asyncio.wait_for(asyncio.wrap_future(future), timeout + GRACE_S)
                 except TimeoutError:
                     return self._stop_overdue(future, slot)
-                except (BrokenProcessPool, CancelledError):
+                except BrokenProcessPool:
                     if self._closed:
                         raise RuntimeError("the simulation pool is closed") from None
                     culprit = self._died_running(slot, {**processes, **(getattr(executor, "_processes", None) or {})})
@@ -151,7 +151,8 @@ class SimPool:
             return ("died",)
         finally:
             with self._lock:
-                self._free.append(slot)
+                # Reused last: a job abandoned by a cancelled caller may still clear its slot when it ends.
+                self._free.insert(0, slot)
 
     def _died_running(self, slot: int, processes: dict[int, Any]) -> bool:
         """True when the worker that ran this job is the one that died: it started the job (its pid is in
