@@ -21,8 +21,12 @@ from rapidfuzz import fuzz, process
 from bot.armies.decode import ListError, Payload, decode
 from bot.armies.model import Army, ArmyUnit, Diagnostic, ModelGroup, Weapon
 from bot.catalog.model import make_id
+from bot.games.rules import MAX_NAME, printable_name
 
 MAX_UNITS = 150  # an Onslaught list fields ~60 units; more is not a list a player would paste
+# A unit name leaves room for the tracker's " #150" within its name limit, so every unit can be named in a
+# command (found by the console fuzz: a 5,000-character name was imported but could never be addressed).
+MAX_UNIT_NAME = MAX_NAME - len(f" #{MAX_UNITS}")
 MAX_DIAGNOSTICS = 40
 EDITIONS = ("10e", "11e")
 
@@ -227,7 +231,11 @@ def _unit(raw: dict, parsed: dict, faction_id: str, edition: str, catalog: Any, 
           where: Any) -> ArmyUnit:
     ds = dataset()
     ref = raw["ref"]
-    name = " ".join(str(ref["raw_name"]).split())
+    name = list_name(ref["raw_name"])
+    if name != " ".join(str(ref["raw_name"]).split()):
+        diagnostics.append(Diagnostic("warning", f"Unit name {str(ref['raw_name'])[:40]!r} kept as {name!r} "
+                                                 f"(printable characters, at most {MAX_UNIT_NAME}).",
+                                      where(str(ref["raw_name"])[:40])))
     hit = ds.units.get_any(ref["id"]) if ref.get("id") else None
     composition = _composition(raw, hit, name)
     models = int(raw.get("model_count") or sum(g.count for g in composition) or 1)
@@ -332,6 +340,13 @@ def _main_wounds(record: dict, composition: list[ModelGroup]) -> int | None:
 _WARLORD_HEADER = re.compile(r"^\+\s*WARLORD:\s*(?:Char\d+:\s*)?(.+?)\s*$", re.IGNORECASE)
 
 
+def list_name(raw: Any) -> str:
+    """The tracker's name for a unit of a list: printable (commands clean typed names the same way, so a
+    unit named with a bidi override or a zero-width mark can still be chosen), and short enough to type."""
+    name = printable_name(str(raw)) or "Unnamed unit"
+    return name if len(name) <= MAX_UNIT_NAME else name[: MAX_UNIT_NAME - 1].rstrip() + "…"
+
+
 def _warlord_from_header(lines: list[str], units: list[ArmyUnit]) -> None:
     """WTC headers name the warlord ("+ WARLORD: Char1: Kâhl") where the unit block does not say it."""
     if any(u.warlord for u in units):
@@ -339,7 +354,7 @@ def _warlord_from_header(lines: list[str], units: list[ArmyUnit]) -> None:
     for line in lines[:40]:
         match = _WARLORD_HEADER.match(line)
         if match:
-            named = match.group(1).casefold()
+            named = list_name(match.group(1)).casefold()
             unit = next((u for u in units if u.name.casefold() == named), None)
             if unit is not None:
                 unit.warlord = True
@@ -354,7 +369,8 @@ def _leaders(roster: dict, units: list[ArmyUnit], faction_id: str, diagnostics: 
         attachment = raw.get("leader_attachment")
         if attachment and attachment.get("bodyguard_ref"):
             bodyguard = attachment["bodyguard_ref"].get("raw_name")
-            target = next((j for j, u in enumerate(units) if j != i and u.name == bodyguard and j not in led), None)
+            target = next((j for j, u in enumerate(units)
+                           if j != i and u.name == list_name(bodyguard) and j not in led), None)
             if target is not None:
                 units[i].leading = target
                 led.add(target)

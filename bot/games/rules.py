@@ -118,11 +118,15 @@ def check_amount(amount: int, *, field: str, low: int, high: int, what: str) -> 
     return amount
 
 
+def printable_name(raw: str) -> str:
+    """A name as the tracker keeps it: control and format characters (bidi overrides, zero-width marks) and
+    U+FFFD (what a lone surrogate became) turn into spaces, spaces collapse, the ends are trimmed."""
+    return " ".join("".join(ch if ch.isprintable() and ch != "\ufffd" else " " for ch in str(raw)).split())
+
+
 def clean_name(raw: str, *, field: str = "unit", what: str = "Unit name", limit: int = MAX_NAME) -> str:
-    """Trim, drop control characters (and U+FFFD, what a lone surrogate became), collapse spaces; refuse empty
-    or overlong names."""
-    text = "".join(ch if ch.isprintable() and ch != "\ufffd" else " " for ch in str(raw))
-    text = " ".join(text.split())
+    """`printable_name`; refuse empty or overlong names."""
+    text = printable_name(raw)
     if not text:
         raise UserError(f"{what} is empty.", field=field)
     if len(text) > limit:

@@ -11,7 +11,7 @@ import asyncio
 import logging
 import os
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,8 @@ PLAYERS = (111, 222)
 OUTSIDER = 333
 INTERNAL_ERROR = "Something went wrong"
 FILES_MAX = 10  # attachments per message
+ARMY_TEXTS = ["votann_gw_app.txt", "orks_gw_wtc.txt", "votann_newrecruit_wtc.txt", "orks_listforge.txt",
+              "orks_newrecruit_simple.txt"]
 
 
 def examples(default: int) -> int:
@@ -112,6 +114,11 @@ def _has_surrogate(text: str) -> bool:
     return bool(_SURROGATE.search(text))
 
 
+def _outcome(replies: list[Reply]) -> str:
+    """"done" when the bot answered publicly (the command did something), else "refused"."""
+    return "done" if any(not r.ephemeral and r.kind in ("response", "followup") for r in replies) else "refused"
+
+
 @dataclass
 class Place:
     """Where one example runs: its own channel and guild, so examples do not share state."""
@@ -131,8 +138,10 @@ class Fuzz:
         self.records = _Records()
         self.used: set[str] = set()  # qualified names of commands that reached the bot
         self.kinds: Counter[str] = Counter()  # reply kinds seen (how much reached the bot), for the summary
+        self.outcomes: defaultdict[str, Counter[str]] = defaultdict(Counter)  # command -> done / refused
         self._next_place = 0
         self.files = _attachment_files(workdir)
+        self.army_texts = [(FIXTURES / name).read_text(encoding="utf-8") for name in ARMY_TEXTS]
 
     # ------------------------------------------------------------------ running
     def run(self, coro: Any) -> Any:
@@ -162,17 +171,20 @@ class Fuzz:
         self.check(place, replies)
         if replies and replies[0].kind not in ("client", "console"):
             self.used.add(replies[0].command)
+            self.outcomes[replies[0].command][_outcome(replies)] += 1
         return replies
 
     async def click(self, place: Place, custom_id: str, values: list[str] | None, user: int) -> list[Reply]:
         place.lines.append(f"[{user}] click {custom_id} {values or ''}")
         replies = await self.session.click(custom_id, values=values, user=user)
+        self.kinds.update(f"{r.kind} (click)" for r in replies)
         self.check(place, replies)
         return replies
 
     async def submit(self, place: Place, fields: dict[str, str], user: int) -> list[Reply]:
         place.lines.append(f"[{user}] submit {({k: v[:80] for k, v in fields.items()})}")
         replies = await self.session.submit(fields, user=user)
+        self.kinds.update(f"{r.kind} (form)" for r in replies)
         self.check(place, replies)
         return replies
 
@@ -210,49 +222,83 @@ class Fuzz:
         return "\n".join(problems) + "\n-- lines of this example:\n" + "\n".join(place.lines[-25:])
 
     # ------------------------------------------------------------------ drawing console lines
-    async def draw_line(self, data: st.DataObject, place: Place, command: app_commands.Command) -> str:
-        """`/qualified name opt:value ...`: required options always, optional ones sometimes, hostile values."""
+    async def draw_line(self, data: st.DataObject, place: Place, command: app_commands.Command,
+                        user: int | None = None) -> str:
+        """`/qualified name opt:value ...`: required options always, optional ones sometimes.
+
+        Most lines pass the Discord client's checks (types, ranges, lengths, choices), so they reach the bot
+        with hostile text and boundary numbers; the rest may carry anything the client then refuses (one
+        refused option refuses the line, and commands have up to 20 options)."""
+        valid = data.draw(st.integers(0, 4), label="client-valid?") > 0
         parts = [f"/{command.qualified_name}"]
         for param in command.parameters:
-            if not param.required and not data.draw(st.booleans(), label=f"{param.display_name}?"):
+            if not param.required and data.draw(st.integers(0, 2), label=f"{param.display_name}?") > 0:
                 continue
-            value = await self.draw_value(data, place, command, param, " ".join(parts))
+            value = await self.draw_value(data, place, command, param, " ".join(parts), valid=valid, user=user)
             parts.append(f"{param.display_name}:{value}")
         return " ".join(parts)
 
     async def draw_value(self, data: st.DataObject, place: Place, command: app_commands.Command,
-                         param: app_commands.Parameter, line_so_far: str) -> str:
+                         param: app_commands.Parameter, line_so_far: str, *, valid: bool = True,
+                         user: int | None = None) -> str:
         kind = param.type
         label = param.display_name
         if param.choices:
-            names = [c.name for c in param.choices] + [str(c.value) for c in param.choices]
-            return data.draw(st.one_of(st.sampled_from(names), st.sampled_from(names), hostile.hostile_text(40)),
-                             label=label)
+            names = st.sampled_from([c.name for c in param.choices] + [str(c.value) for c in param.choices])
+            return data.draw(names if valid else st.one_of(names, hostile.hostile_text(40)), label=label)
         if kind is discord.AppCommandOptionType.integer:
-            return data.draw(hostile.integer_text(param.min_value, param.max_value), label=label)
+            return data.draw(hostile.integer_text(param.min_value, param.max_value, valid=valid), label=label)
         if kind is discord.AppCommandOptionType.number:
-            return data.draw(hostile.number_text(param.min_value, param.max_value), label=label)
+            return data.draw(hostile.number_text(param.min_value, param.max_value, valid=valid), label=label)
         if kind is discord.AppCommandOptionType.boolean:
-            return data.draw(hostile.BOOLEAN_TEXT, label=label)
+            return data.draw(hostile.BOOLEAN_TEXT if valid else hostile.ANY_BOOLEAN_TEXT, label=label)
         if kind in (discord.AppCommandOptionType.user, discord.AppCommandOptionType.mentionable):
-            return data.draw(st.sampled_from(USER_TEXT), label=label)
+            return data.draw(st.sampled_from(USER_TEXT if valid else [*USER_TEXT, "0", "abc"]), label=label)
         if kind is discord.AppCommandOptionType.channel:
             return data.draw(st.sampled_from([str(place.channel), "1", "<#1001>"]), label=label)
         if kind is discord.AppCommandOptionType.attachment:
+            if data.draw(st.booleans(), label=f"{label} drawn list?"):
+                return "@" + self.drawn_list(data)
             return "@" + data.draw(st.sampled_from(self.files), label=label)
         if kind is discord.AppCommandOptionType.string:
-            limit = int(param.max_value) if param.max_value is not None else None
-            if param.autocomplete and data.draw(st.integers(0, 3), label=f"{label} real?") > 0:
-                partial = data.draw(st.one_of(st.sampled_from(["", "a", "bo", "oath", "#2", "de", "co"]),
-                                              hostile.hostile_text(30)), label=f"{label} partial")
-                choices = await self.complete(place, f"{line_so_far} {param.display_name}:{partial}",
-                                              param.display_name)
-                values = [str(c["value"]) for c in choices if str(c["value"]).strip()]
-                if values:
-                    real = data.draw(st.sampled_from(values), label=f"{label} choice")
-                    return data.draw(hostile.mutate(real), label=label)
-            return data.draw(hostile.hostile_text(limit), label=label)
+            return self._fit(param, await self._draw_text(data, place, param, line_so_far, user), valid)
         raise AssertionError(f"no fuzz strategy for option type {kind!r} ({command.qualified_name} {label}): add one")
+
+    async def _draw_text(self, data: st.DataObject, place: Place, param: app_commands.Parameter, line_so_far: str,
+                         user: int | None) -> str:
+        label = param.display_name
+        limit = int(param.max_value) if param.max_value is not None else None
+        shaped = None if param.autocomplete else SHAPED.get(label)
+        if shaped is not None and data.draw(st.integers(0, 3), label=f"{label} shaped?") > 0:
+            return data.draw(st.one_of(shaped, shaped, shaped.flatmap(hostile.mutate)), label=label)
+        if param.autocomplete and data.draw(st.integers(0, 3), label=f"{label} real?") > 0:
+            partial = data.draw(st.one_of(st.sampled_from(["", "a", "bo", "oath", "#2", "de", "co"]),
+                                          hostile.hostile_text(30)), label=f"{label} partial")
+            choices = await self.complete(place, f"{line_so_far} {label}:{partial}", label, user=user)
+            values = [str(c["value"]) for c in choices if str(c["value"]).strip()]
+            if values:
+                real = data.draw(st.sampled_from(values), label=f"{label} choice")
+                return data.draw(hostile.mutate(real), label=label)
+        return data.draw(hostile.hostile_text(limit), label=label)
+
+    def drawn_list(self, data: st.DataObject) -> str:
+        """A real army export with hostile unit names (and absurd points or counts), as a file to attach."""
+        text = data.draw(hostile.army_list(self.army_texts), label="army list")
+        path = self.workdir / "drawn-list.txt"
+        path.write_text(text, encoding="utf-8", errors="surrogatepass")
+        return str(path)
+
+    @staticmethod
+    def _fit(param: app_commands.Parameter, text: str, valid: bool) -> str:
+        """Within the option's length limits when the line is to pass the client (the console strips values)."""
+        if not valid:
+            return text
+        if param.max_value is not None:
+            text = text[: int(param.max_value)]
+        text = text.strip()
+        if len(text) < int(param.min_value or 1):
+            text = (text + "x" * int(param.min_value or 1))[: max(int(param.min_value or 1), len(text))]
+        return text
 
     def on_screen(self, place: Place) -> list[dict[str, Any]]:
         """Every enabled button and select on the messages of this channel, newest message first."""
@@ -268,7 +314,16 @@ class Fuzz:
         return found
 
 
-USER_TEXT = ["111", "222", "333", "<@222>", "<@!111>", str(APPLICATION_ID), "9223372036854775807", "0", "abc"]
+# Free-text options by name whose values have a shape (profiles, faction names): values of that shape make
+# the bot do real work; an option not listed here gets hostile text only. Keyed by option name so a new
+# command with the same kind of option is covered too.
+SHAPED: dict[str, st.SearchStrategy[str]] = {
+    "attacker": hostile.ATTACKER,
+    "target": hostile.TARGET,
+    "faction": hostile.FACTIONS,
+    "opponent_faction": hostile.FACTIONS,
+}
+USER_TEXT = ["111", "222", "333", "<@222>", "<@!111>", str(APPLICATION_ID), "9223372036854775807"]
 
 
 def _attachment_files(workdir: Path) -> list[str]:

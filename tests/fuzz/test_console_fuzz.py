@@ -41,6 +41,8 @@ PRELUDES: dict[str, list[tuple[int, str]]] = {
     "armies 10e": [(111, START_10E), *ARMIES_10E],
     "deep 11e": [(111, START_11E), *ARMIES_11E, *DEEP],
     "deep 10e": [(111, START_10E), *ARMIES_10E, *DEEP],
+    "drawn armies 11e": [(111, START_11E)],  # then both players import a drawn list (see _prelude)
+    "drawn armies 10e": [(111, START_10E)],
 }
 SUPPORTED_TYPES = {discord.AppCommandOptionType.string, discord.AppCommandOptionType.integer,
                    discord.AppCommandOptionType.number, discord.AppCommandOptionType.boolean,
@@ -57,9 +59,12 @@ def fuzz_settings(n: int, *, seed: int = 0) -> Callable[[Callable[..., None]], C
     return lambda test: fixed(chosen(test))
 
 
-async def _prelude(fuzz: Fuzz, place: Place, name: str) -> None:
+async def _prelude(fuzz: Fuzz, place: Place, name: str, data: st.DataObject) -> None:
     for user, line in PRELUDES[name]:
         await fuzz.send(place, line, user=user)
+    if name.startswith("drawn armies"):
+        for user in PLAYERS:
+            await fuzz.send(place, f"/army import file:@{fuzz.drawn_list(data)}", user=user)
 
 
 def test_the_fuzz_enumerates_every_command_and_option(fuzz: Fuzz) -> None:
@@ -79,15 +84,15 @@ def _command_property(fuzz: Fuzz, command: app_commands.Command, seed: int):
     @given(data=st.data())
     def one_command(data: st.DataObject) -> None:
         place = fuzz.place()
-        prelude = data.draw(st.sampled_from(["armies 11e", "deep 11e", "armies 10e", "game 11e", "nothing"]),
-                            label="prelude")
+        prelude = data.draw(st.sampled_from(["armies 11e", "drawn armies 11e", "deep 11e", "armies 10e",
+                                             "drawn armies 10e", "game 11e", "nothing"]), label="prelude")
 
         async def run() -> None:
-            await _prelude(fuzz, place, prelude)
+            await _prelude(fuzz, place, prelude, data)
             user = data.draw(st.sampled_from([*PLAYERS, *PLAYERS, OUTSIDER]), label="user")
             if data.draw(st.integers(0, 3), label="server manager?") > (0 if restricted else 2):
                 fuzz.session.set_permissions(user, "manage_guild", "manage_channels")
-            line = await fuzz.draw_line(data, place, command)
+            line = await fuzz.draw_line(data, place, command, user)
             await fuzz.send(place, line, user=user)
 
         fuzz.run(run())
@@ -118,11 +123,12 @@ def test_autocomplete_with_hostile_input(fuzz: Fuzz) -> None:
     def complete(data: st.DataObject) -> None:
         place = fuzz.place()
         command, param = data.draw(st.sampled_from(targets), label="option")
-        prelude = data.draw(st.sampled_from(["armies 11e", "armies 10e", "nothing"]), label="prelude")
+        prelude = data.draw(st.sampled_from(["armies 11e", "drawn armies 11e", "armies 10e", "nothing"]),
+                            label="prelude")
         partial = data.draw(hostile.hostile_text(), label="partial")
 
         async def run() -> None:
-            await _prelude(fuzz, place, prelude)
+            await _prelude(fuzz, place, prelude, data)
             line = f"/{command.qualified_name} {param.display_name}:{partial}"
             user = data.draw(st.sampled_from([*PLAYERS, OUTSIDER]), label="user")
             await fuzz.complete(place, line, param.display_name, user=user)
@@ -146,13 +152,13 @@ def test_sequences_of_commands_reach_deep_states(fuzz: Fuzz) -> None:
         prelude = data.draw(st.sampled_from(list(PRELUDES)), label="prelude")
 
         async def run() -> None:
-            await _prelude(fuzz, place, prelude)
+            await _prelude(fuzz, place, prelude, data)
             user = PLAYERS[0]
             for _ in range(data.draw(st.integers(3, 10), label="steps")):
                 step = data.draw(st.sampled_from(STEPS), label="step")
                 if step == "command":
                     command = data.draw(st.sampled_from(fuzz.leaves), label="command")
-                    await fuzz.send(place, await fuzz.draw_line(data, place, command), user=user)
+                    await fuzz.send(place, await fuzz.draw_line(data, place, command, user), user=user)
                 elif step == "click":
                     controls = fuzz.on_screen(place)
                     if controls:
@@ -172,10 +178,8 @@ def test_sequences_of_commands_reach_deep_states(fuzz: Fuzz) -> None:
                     if fuzz.session._modal is None:
                         await fuzz.send(place, "/army paste", user=user)
                     if fuzz.session._modal is not None:
-                        text = data.draw(st.one_of(
-                            st.sampled_from(["votann_gw_app.txt", "orks_gw_wtc.txt", "orks_listforge.txt"]).map(
-                                lambda n: (FIXTURES / n).read_text(encoding="utf-8")),
-                            hostile.hostile_text(4000)), label="pasted")
+                        text = data.draw(st.one_of(hostile.army_list(fuzz.army_texts), hostile.hostile_text(4000)),
+                                         label="pasted")
                         await fuzz.submit(place, {"army:paste:text": text[:4000]}, user)
                 elif step == "name":
                     # Discord's names are at most 32 characters of valid Unicode (no lone surrogates).

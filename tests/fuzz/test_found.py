@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.console import ConsoleSession
 from tests.fakediscord.validate import choices_problems
-from tests.fuzz.harness import _has_surrogate, reply_problems
+from tests.fuzz.harness import FIXTURES, _has_surrogate, reply_problems
 
 START = "/game start opponent:222 faction:Leagues of Votann opponent_faction:Orks edition:11e"
 
@@ -47,3 +47,25 @@ async def test_the_console_checks_default_permissions_of_the_acting_user(console
     assert refused.kind == "client" and "permission" in refused.content
     (done,) = await console.send("/settings edition edition:10e", user=222)
     assert done.kind == "response" and "10th edition" in done.text()
+
+
+async def test_every_unit_of_an_imported_list_can_be_named_in_a_command(console: ConsoleSession, tmp_path) -> None:
+    """Found: a list's unit names were kept as written, so a name with a bidi override or a zero-width mark
+    (which typed names lose) or longer than the tracker's 80 characters was imported but could never be
+    damaged, destroyed or attached: even the bot's own autocomplete choice was refused."""
+    from tests.fuzz import hostile
+
+    text = (FIXTURES / "votann_gw_app.txt").read_text(encoding="utf-8")
+    names = ["\u202eK\u00e2hl\u200b", "W" * 5000, "Grim\ufeffnyr", "@everyone <@&1> ```"]
+    listed = tmp_path / "list.txt"
+    listed.write_text(hostile._inject((text, names, None, None)), encoding="utf-8")
+    await console.send(START)
+    imported = await console.send(f"/army import file:@{listed}")
+    assert_clean(imported)
+    assert "kept as" in imported[1].text()  # the changed names are reported
+    choices = await console.autocomplete("/unit destroyed unit:", "unit")
+    assert len(choices) >= 8
+    for choice in choices:
+        replies = await console.send(f"/unit destroyed unit:{choice['value']}")
+        assert_clean(replies)
+        assert not replies[0].ephemeral, (choice, replies[0].text())
