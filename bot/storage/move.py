@@ -21,6 +21,7 @@ use every core while the database server stores the rows.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -327,9 +328,13 @@ def move(source: Storage, target: Storage, *, resume: bool = False,
     relaxed = _drop_foreign_keys(target)
     try:
         _copy_games(source, target, ids, present, report, progress, batch_games)
-    finally:
-        if relaxed:
-            _add_foreign_keys(target)
+    except BaseException:
+        if relaxed:  # the target holds whole games only, so the keys go back on; if not, the start-up check says so
+            with contextlib.suppress(Exception):
+                _add_foreign_keys(target)
+        raise
+    if relaxed:
+        _add_foreign_keys(target)
     for table, columns in SIMPLE.items():
         _copy_simple(source, target, table, columns, report)
     if target.dialect == "postgresql":  # ids were copied as they were: move the sequence past them
