@@ -392,6 +392,7 @@ def _copy_games(source: Storage, target: Storage, ids: list[int], present: set[i
             progress(done, len(ids))
 
     if report.jobs == 1 or len(batches) <= 1:
+        report.jobs = 1  # in this process
         for batch, copy in batches:
             account(_guarded(source, target, batch, copy), len(batch))
     else:
