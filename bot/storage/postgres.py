@@ -135,8 +135,11 @@ class PostgresStorage:
             raw = self._raw()
             with raw.transaction():
                 raw.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-                raw.execute("CREATE TABLE IF NOT EXISTS schema_migrations (namespace TEXT NOT NULL, "
-                            "version INTEGER NOT NULL, PRIMARY KEY (namespace, version))")
+                # Only when missing: CREATE ... IF NOT EXISTS still needs CREATE on the schema, which a
+                # least-privilege role (tables owned by an admin role) does not have.
+                if raw.execute("SELECT to_regclass('schema_migrations')").fetchone()[0] is None:
+                    raw.execute("CREATE TABLE schema_migrations (namespace TEXT NOT NULL, "
+                                "version INTEGER NOT NULL, PRIMARY KEY (namespace, version))")
             current = raw.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations WHERE namespace = %s",
                                   (namespace,)).fetchone()[0]
             if current > len(steps):

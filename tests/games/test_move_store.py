@@ -281,3 +281,43 @@ def test_a_move_killed_midway_resumes_to_a_complete_verified_copy(tmp_path: Path
         if mover.poll() is None:
             mover.kill()
         admin.close()
+
+
+def test_least_privilege_role_starts_and_moves(tmp_path: Path, pg_server) -> None:  # noqa: ANN001
+    """operations.md's least-privilege set-up: an admin role owns the tables, the bot's role has only
+    SELECT/INSERT/UPDATE/DELETE and the sequence. The start-up check passes, and a move as that role keeps
+    the foreign keys on (it may not drop them) and is verified all the same."""
+    import uuid
+    from urllib.parse import quote
+
+    import psycopg
+
+    from bot.storage import open_storage
+    from bot.storage.check import check_postgres
+    from bot.storage.move import _open_stores, missing_foreign_keys, move
+    from bot.storage.postgres import PgConn
+
+    admin_url = pg_server.new_schema_url()
+    schema = admin_url.rsplit("search_path%3D", 1)[1]
+    role = f"bot_{uuid.uuid4().hex[:8]}"
+    admin = open_storage(admin_url)
+    _open_stores(admin)  # the admin role migrates once
+    admin.close()
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+        conn.execute(f"GRANT USAGE ON SCHEMA {schema} TO {role}")
+        conn.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO {role}")
+        conn.execute(f"GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA {schema} TO {role}")
+    url = pg_server.url(schema=schema).replace(f"{quote('cogitator')}@", f"{role}@")
+    assert check_postgres(url)["games"] == 3
+    source_path = tmp_path / "source.db"
+    seed_sqlite(source_path, games=5)
+    source, target = open_storage(source_path), open_storage(url)
+    try:
+        report = move(source, target, batch_games=2)
+    finally:
+        source.close()
+        target.close()
+    assert (report.games, report.verified, report.differences) == (5, 5, [])
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        assert missing_foreign_keys(PgConn(conn)) == []
