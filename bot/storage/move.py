@@ -22,6 +22,7 @@ use every core while the database server stores the rows.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import itertools
 import json
@@ -48,8 +49,8 @@ MAX_JOBS = 32
 
 @dataclass(frozen=True)
 class Table:
-    """A per-game table: its columns with their PostgreSQL types, `game_id` first (for `games`, `id`), and
-    the order of a game's rows."""
+    """A per-game table: its columns with their PostgreSQL types (`?`: may be NULL; the rest are NOT NULL in
+    both backends' schemas), `game_id` first (for `games`, `id`), and the order of a game's rows."""
 
     name: str
     columns: tuple[tuple[str, str], ...]
@@ -59,20 +60,21 @@ class Table:
     def names(self) -> str:
         return ", ".join(c for c, _ in self.columns)
 
-    @property
+    @functools.cached_property
     def types(self) -> list[str]:
-        return [t for _, t in self.columns]
+        return [t.rstrip("?") for _, t in self.columns]
 
-    @property
+    @functools.cached_property
     def kinds(self) -> str:
-        """A letter per column for the digest: i (integer), f (double), t (text)."""
-        return "".join(t[0] for t in self.types)
+        """A letter per column for the digest: i (integer), f (double), t (text); upper case where the
+        column may be NULL (a `?` after its type)."""
+        return "".join(t[0].upper() if t.endswith("?") else t[0] for _, t in self.columns)
 
 
-GAMES = Table("games", (("id", "int8"), ("channel_id", "int8"), ("guild_id", "int8"), ("status", "text"),
-                        ("edition", "text"), ("created_at", "float8"), ("ended_at", "float8"), ("last_seq", "int4"),
+GAMES = Table("games", (("id", "int8"), ("channel_id", "int8"), ("guild_id", "int8?"), ("status", "text"),
+                        ("edition", "text"), ("created_at", "float8"), ("ended_at", "float8?"), ("last_seq", "int4"),
                         ("state", "text"), ("depth", "int4")), "id")
-EVENTS = Table("game_events", (("game_id", "int8"), ("seq", "int4"), ("ts", "float8"), ("actor_user", "int8"),
+EVENTS = Table("game_events", (("game_id", "int8"), ("seq", "int4"), ("ts", "float8"), ("actor_user", "int8?"),
                                ("type", "text"), ("body", "text")), "game_id, seq")
 CHECKPOINTS = Table("game_checkpoints", (("game_id", "int8"), ("depth", "int4"), ("seq", "int4"), ("state", "text")),
                     "game_id, depth")
@@ -105,28 +107,31 @@ class MoveReport:
 # ---- the exact encoding both sides hash -------------------------------------------------------------
 #
 # A game's digest is the SHA-256 of its three tables' encodings. A table's encoding (its rows in order):
-# the row count as an int64; then for each row, for each column, a 0/1 byte for NULL and a big-endian int64
-# or IEEE double (0 for NULL; for text, its UTF-8 length); then for each row the UTF-8 bytes of its text
-# columns. Python packs it a column at a time; PostgreSQL builds the same bytes with two `string_agg`s
-# over the rows it stored.
+# the row count as an int64; then for each row, for each column, a big-endian int64 or IEEE double (for
+# text, its UTF-8 length), preceded by a 0/1 byte for NULL in the columns that may be NULL (a NULL's value
+# is 0); then for each row the UTF-8 bytes of its text columns. Python packs it a column at a time;
+# PostgreSQL builds the same bytes with two `string_agg`s over the rows it stored.
 
 def _encode(rows: Sequence[Sequence[Any]], kinds: str, first: int) -> list[bytes]:
     """The encoding of `rows` (already in their order), from column `first` on."""
     out = [struct.pack(">q", len(rows))]
     if not rows:
         return out
-    fixed: list[list[Any]] = []
+    fixed: list[Sequence[Any]] = []
     texts: list[list[bytes]] = []
-    for j, kind in enumerate(kinds[first:], start=first):
-        column = [r[j] for r in rows]
-        fixed.append([v is not None for v in column])
-        if kind == "t":
-            texts.append([b"" if v is None else v.encode() for v in column])
+    layout = ""
+    for column, kind in zip(list(zip(*rows, strict=True))[first:], kinds[first:], strict=True):
+        if kind.isupper():  # may be NULL
+            fixed.append([v is not None for v in column])
+            layout += "B"
+        if kind in "tT":
+            texts.append([b"" if v is None else v.encode() for v in column] if kind == "T" else
+                         [v.encode() for v in column])
             column = [len(v) for v in texts[-1]]
-        elif None in column:
+        elif kind.isupper() and None in column:
             column = [0 if v is None else v for v in column]
         fixed.append(column)
-    layout = "".join("Bd" if kind == "f" else "Bq" for kind in kinds[first:])
+        layout += "d" if kind in "fF" else "q"
     out.append(struct.pack(">" + layout * len(rows), *itertools.chain.from_iterable(zip(*fixed, strict=True))))
     out.append(b"".join(itertools.chain.from_iterable(zip(*texts, strict=True))))
     return out
@@ -144,14 +149,14 @@ def _sql_encoding(table: Table, first: int) -> str:
     order = table.order.split(", ")[-1]
     fixed, texts = [], []
     for (column, _), kind in zip(table.columns[first:], table.kinds[first:], strict=True):
-        flag = f"(CASE WHEN {column} IS NULL THEN '\\x00'::bytea ELSE '\\x01'::bytea END)"
-        if kind == "t":
+        flag = f"(CASE WHEN {column} IS NULL THEN '\\x00'::bytea ELSE '\\x01'::bytea END) || " if kind.isupper() else ""
+        if kind in "tT":
             data = f"convert_to({column}, 'UTF8')"
-            fixed.append(f"{flag} || int8send(COALESCE(octet_length({data}), 0)::int8)")
+            fixed.append(f"{flag}int8send(COALESCE(octet_length({data}), 0)::int8)")
             texts.append(f"COALESCE({data}, ''::bytea)")
         else:
-            cast = "float8" if kind == "f" else "int8"
-            fixed.append(f"{flag} || {cast}send(COALESCE({column}, 0)::{cast})")
+            cast = "float8" if kind in "fF" else "int8"
+            fixed.append(f"{flag}{cast}send(COALESCE({column}, 0)::{cast})")
     key = table.columns[0][0]
     return (f"(SELECT {key} AS game_id, int8send(COUNT(*)) "
             f"|| string_agg({' || '.join(fixed)}, ''::bytea ORDER BY {order}) "
@@ -177,14 +182,27 @@ def _read(storage: Storage, batch: Sequence[int]) -> dict[int, GameRows]:
     with storage.read() as conn:
         for i, table in enumerate((GAMES, EVENTS, CHECKPOINTS)):
             key = "id" if table is GAMES else "game_id"
-            rows = conn.execute(f"SELECT {table.names} FROM {table.name} WHERE {key} IN ({marks}) "
-                                f"ORDER BY {table.order}", list(batch))
+            rows = _tuples(conn, f"SELECT {table.names} FROM {table.name} WHERE {key} IN ({marks}) "
+                                 f"ORDER BY {table.order}", list(batch))
             for row in rows:
                 if i == 0:
-                    out[int(row[0])][0] = tuple(row)
+                    out[row[0]][0] = row
                 else:
-                    out[int(row[0])][i].append(tuple(row))
+                    out[row[0]][i].append(row)
     return {gid: (g, e, c) for gid, (g, e, c) in out.items()}
+
+
+def _tuples(conn: Any, sql: str, params: list[Any]) -> Iterator[tuple]:
+    """Rows as plain tuples, without the name-addressable row objects of `Storage` (a third of the read)."""
+    if hasattr(conn, "raw"):  # PostgreSQL
+        from psycopg.rows import tuple_row
+
+        from bot.storage.postgres import translate
+
+        return conn.raw.cursor(row_factory=tuple_row).execute(translate(sql), params)
+    cursor = conn.cursor()  # SQLite
+    cursor.row_factory = None
+    return cursor.execute(sql, params)
 
 
 def _write(target: Storage, games: list[GameRows]) -> None:
