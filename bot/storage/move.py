@@ -32,7 +32,7 @@ import struct
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
@@ -231,28 +231,49 @@ def _target_digests(target: Storage, batch: Sequence[int]) -> dict[int, bytes]:
 
 
 def move_batch(source: Storage, target: Storage, batch: Sequence[int], copy: set[int]) -> MoveReport:
-    """Copy the games of `batch` that are in `copy`, then verify every game of `batch` on the target."""
+    """Copy the games of `batch` that are in `copy`, then verify every game of `batch` on the target.
+
+    The target stores the batch and hashes what it stored (on this process's I/O thread, mostly waiting for
+    the server) while this thread hashes the source rows and re-folds the logs: the two overlap."""
     part = MoveReport()
     rows = _read(source, batch)
     wanted = [rows[gid] for gid in batch if gid in copy and rows[gid][0] is not None]
-    if wanted:
-        _write(target, wanted)
+    stored_later = _io_thread().submit(_store, target, wanted, batch)
+    state_at = GAMES.names.split(", ").index("state")
+    ours = {gid: (_digest(game, events, checkpoints), _refolds(game[state_at], events))
+            for gid, (game, events, checkpoints) in rows.items() if game is not None}
+    stored = stored_later.result()
     part.games = len(wanted)
     part.events = sum(len(g[1]) for g in wanted)
     part.checkpoints = sum(len(g[2]) for g in wanted)
-    stored = _target_digests(target, batch)
-    state_at = GAMES.names.split(", ").index("state")
     for gid in batch:
-        game, events, checkpoints = rows[gid]
-        if game is None:
+        if gid not in ours:
             part.differences.append(f"game {gid}: gone from the source during the move")
-        elif stored.get(gid) != _digest(game, events, checkpoints):
+        elif stored.get(gid) != ours[gid][0]:
             part.differences.append(f"game {gid}: the target's rows differ from the source's")
-        elif not _refolds(game[state_at], events):
+        elif not ours[gid][1]:
             part.differences.append(f"game {gid}: the target's snapshot differs from its re-folded log")
         else:
             part.verified += 1
     return part
+
+
+def _store(target: Storage, wanted: list[GameRows], batch: Sequence[int]) -> dict[int, bytes]:
+    """Copy `wanted` in one transaction, then the target's digests of every game of `batch`."""
+    if wanted:
+        _write(target, wanted)
+    return _target_digests(target, batch)
+
+
+_io: ThreadPoolExecutor | None = None
+
+
+def _io_thread() -> ThreadPoolExecutor:
+    """One I/O thread per process, so its connection to the target lasts from batch to batch."""
+    global _io
+    if _io is None:
+        _io = ThreadPoolExecutor(1, thread_name_prefix="move-io")
+    return _io
 
 
 def _refolds(snapshot: str, events: list[tuple]) -> bool:
