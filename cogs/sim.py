@@ -22,12 +22,15 @@ from discord import app_commands
 from discord.app_commands import Choice
 from discord.ext import commands
 
+from bot.catalog.service import Catalog
 from bot.errors import UserError
 from bot.render.common import NO_MENTIONS, escape, truncate
 from bot.render.sim import PLOT_FILENAME, SimDescription, sim_embed, target_line, weapon_line
+from bot.sim import tracked as tracked_sim
 from bot.sim.planner import UnitRequest
 from bot.sim.profiles import parse_attacker, parse_target
 from bot.sim.requests import SimOptions, build_request, weapon_kind
+from cogs.rules import faction_choices
 
 log = logging.getLogger("cogitator.sim")
 
@@ -36,8 +39,7 @@ CUSTOM_SOURCE = "Ad-hoc profiles"
 SITUATION_OPTIONS = {
     "method": "method", "half_range": "half_range", "stationary": "stationary", "charged": "charged",
     "cover": "cover", "hit_mod": "hit_modifier", "wound_mod": "wound_modifier", "save_mod": "save_modifier",
-    "reroll_hits": "reroll_hits", "reroll_wounds": "reroll_wounds", "crit_hit": "critical_hit",
-    "crit_wound": "critical_wound",
+    "reroll_hits": "reroll_hits", "reroll_wounds": "reroll_wounds",
 }
 AUTOCOMPLETE_MAX = 25
 PROFILE_MAX_CHARS = 1000
@@ -53,6 +55,16 @@ METHOD_CHOICES = [
 PHASE_CHOICES = [
     Choice(name="shooting", value="shooting"),
     Choice(name="fight", value="fight"),
+]
+# `crits:` folds the critical hit and critical wound thresholds into one option (every combination of 2+..6+,
+# exactly Discord's 25 choices), so /sim unit stays within Discord's 25 options with `faction:` added.
+_CRIT_ORDER = [(6, 6), (5, 6), (6, 5), (5, 5), (4, 6), (6, 4), (4, 4), (5, 4), (4, 5), (3, 6), (6, 3), (3, 3),
+               (2, 6), (6, 2), (2, 2)]
+_CRIT_ORDER += [(h, w) for h in range(6, 1, -1) for w in range(6, 1, -1) if (h, w) not in _CRIT_ORDER]
+CRIT_CHOICES = [
+    Choice(name=f"critical hits {h}+, critical wounds {w}+" + (" (default)" if (h, w) == (6, 6) else ""),
+           value=f"{h}/{w}")
+    for h, w in _CRIT_ORDER
 ]
 REROLL_CHOICES = [
     Choice(name="no re-roll", value="none"),
@@ -71,8 +83,7 @@ OPTION_DESCRIPTIONS = {
     "save_mod": "Save roll modifier",
     "reroll_hits": "Re-roll hit rolls",
     "reroll_wounds": "Re-roll wound rolls",
-    "crit_hit": "Unmodified hit roll that is a critical hit (default 6+)",
-    "crit_wound": "Unmodified wound roll that is a critical wound (default 6+)",
+    "crits": "Unmodified hit / wound rolls that are critical (default 6+ / 6+)",
     "edition": "Rules edition (default: this server's edition)",
     "method": "Exact distribution (default) or Monte Carlo",
 }
@@ -80,6 +91,17 @@ OPTION_DESCRIPTIONS = {
 
 def _choice_name(text: str) -> str:
     return truncate(text, 100)
+
+
+def _crits(value: str | None) -> dict[str, int]:
+    """`crits:` "5/6" -> the SimOptions thresholds; absent -> SimOptions' defaults."""
+    if not value:
+        return {}
+    hit, _, wound = str(value).partition("/")
+    if not (hit.isdigit() and wound.isdigit() and 2 <= int(hit) <= 6 and 2 <= int(wound) <= 6):
+        raise UserError("`crits` is one of the listed choices, e.g. critical hits 5+, critical wounds 6+.",
+                        field="crits")
+    return {"critical_hit": int(hit), "critical_wound": int(wound)}
 
 
 class Sim(commands.Cog):
@@ -101,7 +123,7 @@ class Sim(commands.Cog):
         typed = interaction.namespace
         given = {field: getattr(typed, option) for option, field in SITUATION_OPTIONS.items()
                  if getattr(typed, option, None) is not None}
-        return SimOptions(edition=self._edition_for_lookup(interaction), **given)
+        return SimOptions(edition=self._edition_for_lookup(interaction), **given, **_crits(getattr(typed, "crits", None)))
 
     def _edition_for_lookup(self, interaction: discord.Interaction) -> str:
         chosen = getattr(interaction.namespace, "edition", None)
@@ -138,10 +160,11 @@ class Sim(commands.Cog):
         )
 
     # ------------------------------------------------------------------ /sim unit
-    @sim.command(name="unit", description="Simulate a catalog unit, as fielded, against a catalog unit.")
+    @sim.command(name="unit", description="Simulate a unit, as fielded or as tracked in this channel's game, against another.")
     @app_commands.describe(
-        attacker="Attacking unit (datasheet)",
-        target="Target unit (datasheet)",
+        attacker="Attacking unit: one of yours in this channel's game (list, losses, state), or a datasheet",
+        target="Target unit: one of your opponent's in this channel's game, or a datasheet",
+        faction="Prefer this faction's datasheets for typed names (a name several factions share)",
         weapon="Fire only this weapon or profile; '3x Plasma pistol' sets how many (default: the loadout)",
         models="Models in the attacking unit (default: the datasheet's minimum)",
         target_models="Models in the target unit (default: the datasheet's minimum)",
@@ -158,6 +181,7 @@ class Sim(commands.Cog):
         phase=PHASE_CHOICES,
         reroll_hits=REROLL_CHOICES,
         reroll_wounds=REROLL_CHOICES,
+        crits=CRIT_CHOICES,
         edition=EDITION_CHOICES,
         method=METHOD_CHOICES,
     )
@@ -184,22 +208,31 @@ class Sim(commands.Cog):
         save_mod: app_commands.Range[int, -3, 3] = 0,
         reroll_hits: str = "none",
         reroll_wounds: str = "none",
-        crit_hit: app_commands.Range[int, 2, 6] = 6,
-        crit_wound: app_commands.Range[int, 2, 6] = 6,
+        crits: str | None = None,
         fnp: app_commands.Range[int, 2, 6] | None = None,
         edition: str | None = None,
         method: str = "exact",
+        faction: app_commands.Range[str, 1, 100] | None = None,
     ) -> None:
         options = self._options(interaction)
-        asked = UnitRequest(
-            attacker=attacker, target=target, weapon=weapon, models=models, target_models=target_models,
-            phase=phase, leader=leader, target_leader=target_leader, wounds_lost=wounds_lost, fnp=fnp,
-            abilities=abilities, force=force,
-        )
-        plan, entries = self.services.sim_planner.plan(asked, options)
+        game = self._game(interaction)
+        if tracked_sim.names_tracked_unit(game, attacker):
+            # Units of this channel's game: their list, models left, leaders and tracked state decide.
+            plan, entries, title = tracked_sim.plan_between(
+                self.services.sim_planner, game, attacker, target, options, user_id=interaction.user.id,
+                weapon=weapon, phase=phase, fnp=fnp, abilities=abilities, force=force)
+            options = replace(options, edition=game.edition)
+        else:
+            asked = UnitRequest(
+                attacker=attacker, target=target, weapon=weapon, models=models, target_models=target_models,
+                phase=phase, leader=leader, target_leader=target_leader, wounds_lost=wounds_lost, fnp=fnp,
+                abilities=abilities, force=force, faction=faction,
+            )
+            plan, entries = self.services.sim_planner.plan(asked, options)
+            title = f"{entries[0].name} → {plan.target_name}"
         sources = list(dict.fromkeys(entry.source for entry in entries))
         description = SimDescription(
-            title=f"{escape(entries[0].name)} → {escape(plan.target_name)}",
+            title=escape(title),
             attacker_lines=[weapon_line(n, w) for n, w in plan.attacker_lines],
             target_line=" + ".join(target_line(g["name"], g) for g in plan.target_groups),
             edition=options.edition,
@@ -207,22 +240,65 @@ class Sim(commands.Cog):
             options=options.describe(),
             notes=plan.assumptions,
             abilities=plan.abilities,
+            tracked=plan.tracked,
             groups=[(g["name"], g["models"], bool(g["character"])) for g in plan.target_groups],
         )
         await self._run_and_reply(interaction, plan.request, description)
 
+    def _game(self, interaction: discord.Interaction) -> Any:
+        """The channel's active game when it has an army list (else None: /sim uses the catalog)."""
+        if interaction.channel_id is None:
+            return None
+        state = self.services.games.state(interaction.channel_id)
+        return state if state is not None and state.armies else None
+
     @unit.autocomplete("attacker")
+    async def _attacker_autocomplete(self, interaction: discord.Interaction, current: str) -> list[Choice[str]]:
+        return self._unit_choices(interaction, current, attacker=True)
+
     @unit.autocomplete("target")
-    async def _datasheet_autocomplete(
-        self, interaction: discord.Interaction, current: str
-    ) -> list[Choice[str]]:
+    async def _target_autocomplete(self, interaction: discord.Interaction, current: str) -> list[Choice[str]]:
+        return self._unit_choices(interaction, current, attacker=False)
+
+    def _unit_choices(self, interaction: discord.Interaction, current: str, *, attacker: bool) -> list[Choice[str]]:
+        """The game's listed units first (yours as attacker, your opponent's as target), then datasheets."""
+        choices: list[Choice[str]] = []
         try:
-            hits = self.services.catalog.autocomplete(
-                current or "",
-                kind="datasheet",
-                prefer_edition=self._edition_for_lookup(interaction),
-                limit=AUTOCOMPLETE_MAX,
-            )
+            game = self._game(interaction)
+            if game is not None:
+                me = game.player_index(interaction.user.id)
+                everyone = range(len(game.players))
+                owners = [i for i in everyone if (i == me) == attacker] if me is not None else list(everyone)
+                typed = (current or "").casefold()
+                for unit in game.units:
+                    if (unit.owner in owners and not unit.unlisted and not unit.destroyed
+                            and typed in unit.name.casefold()):
+                        label = f"{unit.label()} ({game.players[unit.owner].name})"
+                        choices.append(Choice(name=_choice_name(label), value=unit.name[:100]))
+        except Exception:  # autocomplete must answer something; the command itself reports real errors
+            log.exception("tracked unit autocomplete failed")
+        return (choices + self._datasheet_choices(interaction, current))[:AUTOCOMPLETE_MAX]
+
+    @unit.autocomplete("leader")
+    @unit.autocomplete("target_leader")
+    async def _leader_autocomplete(self, interaction: discord.Interaction, current: str) -> list[Choice[str]]:
+        return self._datasheet_choices(interaction, current)
+
+    @unit.autocomplete("faction")
+    async def _faction_autocomplete(self, interaction: discord.Interaction, current: str) -> list[Choice[str]]:
+        return faction_choices(self.services.catalog, current)
+
+    def _datasheet_choices(self, interaction: discord.Interaction, current: str) -> list[Choice[str]]:
+        """Datasheets matching what was typed: the `faction:` option's first, then the rest."""
+        catalog: Catalog = self.services.catalog
+        faction = getattr(interaction.namespace, "faction", None) or None
+        prefer = self._edition_for_lookup(interaction)
+        try:
+            hits = catalog.autocomplete(current or "", kind="datasheet", prefer_edition=prefer, faction=faction,
+                                        limit=AUTOCOMPLETE_MAX) if faction else []
+            seen = {hit.id for hit in hits}
+            hits += [hit for hit in catalog.autocomplete(current or "", kind="datasheet", prefer_edition=prefer,
+                                                         limit=AUTOCOMPLETE_MAX) if hit.id not in seen]
         except Exception:  # autocomplete must answer something; the command itself reports real errors
             log.exception("datasheet autocomplete failed")
             return []
@@ -242,8 +318,13 @@ class Sim(commands.Cog):
         if not attacker:
             return []
         planner = self.services.sim_planner
+        game = self._game(interaction)
         try:
-            unit = planner.unit(planner.datasheet(str(attacker), self._edition_for_lookup(interaction), "attacker"))
+            if tracked_sim.names_tracked_unit(game, str(attacker)):
+                unit = tracked_sim.listed_attacker(planner, game, str(attacker), user_id=interaction.user.id)
+            else:
+                unit = planner.unit(planner.datasheet(str(attacker), self._edition_for_lookup(interaction), "attacker",
+                                                      faction=getattr(interaction.namespace, "faction", None)))
         except UserError:
             return []
         except Exception:
@@ -278,6 +359,7 @@ class Sim(commands.Cog):
     @app_commands.choices(
         reroll_hits=REROLL_CHOICES,
         reroll_wounds=REROLL_CHOICES,
+        crits=CRIT_CHOICES,
         edition=EDITION_CHOICES,
         method=METHOD_CHOICES,
     )
@@ -295,8 +377,7 @@ class Sim(commands.Cog):
         save_mod: app_commands.Range[int, -3, 3] = 0,
         reroll_hits: str = "none",
         reroll_wounds: str = "none",
-        crit_hit: app_commands.Range[int, 2, 6] = 6,
-        crit_wound: app_commands.Range[int, 2, 6] = 6,
+        crits: str | None = None,
         edition: str | None = None,
         method: str = "exact",
     ) -> None:

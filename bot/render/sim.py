@@ -39,6 +39,7 @@ class SimDescription:
     options: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     abilities: list[str] = field(default_factory=list)
+    tracked: list[str] = field(default_factory=list)  # a game's tracked state (/sim between tracked units)
     # Target groups (name, models, CHARACTER?) in request order, for kills per group (contract 1b).
     groups: list[tuple[str, int, bool]] = field(default_factory=list)
 
@@ -201,6 +202,12 @@ def sim_embed(result: dict[str, Any], request: dict[str, Any], description: SimD
     applied, ignored_text = _keyword_lines(applied_list, ignored)
     embed.add_field(name="Keywords applied", value=applied, inline=True)
     embed.add_field(name="Keywords ignored", value=ignored_text, inline=True)
+    if description.tracked:
+        embed.add_field(
+            name="Tracked state",
+            value=truncate("\n".join(f"• {escape(t)}" for t in description.tracked), EMBED_FIELD_VALUE_MAX),
+            inline=False,
+        )
     if description.abilities:
         embed.add_field(
             name="Abilities applied",

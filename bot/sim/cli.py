@@ -11,6 +11,7 @@ import json
 import sys
 
 from bot.config import Settings
+from bot.games.cli import _channel_id
 
 
 def _count(text: str) -> int:
@@ -38,25 +39,55 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     plan.add_argument("--weapon", help="fire only this weapon ('3x Plasma pistol' sets how many)")
     plan.add_argument("--no-abilities", action="store_true", help="do not apply the units' own abilities")
     plan.add_argument("--force", action="store_true", help="run despite the datasheet checks")
+    plan.add_argument("--faction", help="prefer this faction's datasheets for typed names")
+    plan.add_argument("--channel", type=_channel_id, help="names are units of this channel's game: their list's "
+                      "loadout, models left, leaders and tracked state apply (the game's edition)")
     plan.add_argument("--json", action="store_true", help="accepted for symmetry: the output is always JSON")
     plan.set_defaults(func=cmd_plan)
 
 
 def cmd_plan(args: argparse.Namespace, settings: Settings) -> int:
+    if args.channel is None:
+        return _plan(args, settings, None)
+    from bot.games.cli import _guarded, _store
+
+    def tracked() -> int:
+        store = _store(settings)
+        try:
+            state = store.state(args.channel)
+        finally:
+            store.close()
+        if state is None:
+            print(json.dumps({"error": f"channel {args.channel} has no game", "field": "channel"}))
+            return 2
+        return _plan(args, settings, state)
+
+    return _guarded(tracked, settings)
+
+
+def _plan(args: argparse.Namespace, settings: Settings, state: object | None) -> int:
+    """The plan for datasheet names, or (with the channel's game `state`) for that game's units."""
     from bot.catalog.service import open_catalog
     from bot.errors import UserError
     from bot.sim.planner import UnitPlanner, UnitRequest
     from bot.sim.requests import SimOptions
+    from bot.sim.tracked import plan_between
     from engine import RequestError, simulate
 
     catalog = open_catalog(settings)
     try:
-        asked = UnitRequest(
-            attacker=args.attacker, target=args.target, weapon=args.weapon, models=args.models,
-            target_models=args.target_models, phase=args.phase, leader=args.leader,
-            target_leader=args.target_leader, abilities=not args.no_abilities, force=args.force,
-        )
-        plan, _ = UnitPlanner(catalog).plan(asked, SimOptions(edition=args.edition))
+        if state is not None:
+            plan, _, _ = plan_between(UnitPlanner(catalog), state, args.attacker, args.target,  # type: ignore[arg-type]
+                                      SimOptions(edition=args.edition), user_id=None, weapon=args.weapon,
+                                      phase=args.phase, abilities=not args.no_abilities, force=args.force)
+        else:
+            asked = UnitRequest(
+                attacker=args.attacker, target=args.target, weapon=args.weapon, models=args.models,
+                target_models=args.target_models, phase=args.phase, leader=args.leader,
+                target_leader=args.target_leader, abilities=not args.no_abilities, force=args.force,
+                faction=args.faction,
+            )
+            plan, _ = UnitPlanner(catalog).plan(asked, SimOptions(edition=args.edition))
         result = simulate(plan.request)
     except UserError as error:
         print(json.dumps({"error": str(error), "field": getattr(error, "field", None)}))
@@ -66,7 +97,9 @@ def cmd_plan(args: argparse.Namespace, settings: Settings) -> int:
         return 2
     finally:
         catalog.close()
-    json.dump({"request": plan.request, "assumptions": plan.assumptions, "result": result}, sys.stdout,
-              ensure_ascii=False)
+    out = {"request": plan.request, "assumptions": plan.assumptions, "result": result}
+    if state is not None:
+        out["tracked"] = plan.tracked  # contract 7 with --channel: the tracked state, applied or not
+    json.dump(out, sys.stdout, ensure_ascii=False)
     sys.stdout.write("\n")
     return 0

@@ -37,6 +37,7 @@ class Plan:
     target_groups: list[dict[str, Any]] = field(default_factory=list)  # with "wounds_lost" on the one it applies to
     target_name: str = ""
     abilities: list[str] = field(default_factory=list)
+    tracked: list[str] = field(default_factory=list)  # a game's tracked state, applied or not (bot/sim/tracked.py)
 
 
 def _models(n: int) -> str:

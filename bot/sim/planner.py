@@ -41,6 +41,7 @@ class UnitRequest:
     fnp: int | None = None
     abilities: bool = True
     force: bool = False
+    faction: str | None = None  # preferred for typed names several factions share
 
 
 def split_count(weapon: str | None) -> tuple[str | None, int | None]:
@@ -56,7 +57,7 @@ class UnitPlanner:
     def __init__(self, catalog: Any) -> None:
         self.catalog = catalog
         self._units: OrderedDict[str, Unit] = OrderedDict()
-        self._names: OrderedDict[tuple[str, str], Entry] = OrderedDict()
+        self._names: OrderedDict[tuple[str, str, str], Entry] = OrderedDict()
         self._index: object = None  # the catalog's search index the caches were filled from
         self._lock = threading.Lock()
 
@@ -70,8 +71,9 @@ class UnitPlanner:
                 self._index = index
 
     # ------------------------------------------------------------------ look-ups
-    def datasheet(self, value: str, edition: str, option: str) -> Entry:
-        """An autocomplete id, or a typed name resolved confidently; otherwise a UserError with candidates."""
+    def datasheet(self, value: str, edition: str, option: str, faction: str | None = None) -> Entry:
+        """An autocomplete id, or a typed name resolved confidently (in `faction` first, when given: a name
+        several factions share); otherwise a UserError with candidates."""
         text = (value or "").strip()
         if not text:
             raise UserError(f"Name a unit for `{option}`.", field=option)
@@ -80,10 +82,14 @@ class UnitPlanner:
         if entry is not None and entry.kind == "datasheet":
             return entry
         self._fresh()
-        key = (text.lower(), edition)
+        key = (text.lower(), edition, (faction or "").lower())
         with self._lock:
             if key in self._names:
                 return self._names[key]
+        if faction:
+            mine = catalog.resolve(text, kind="datasheet", prefer_edition=edition, faction=faction)
+            if mine.best is not None and mine.confident:
+                return self._remember(key, mine.best)
         resolution = catalog.resolve(text, kind="datasheet", edition=edition)
         if resolution.best is not None and resolution.confident:
             return self._remember(key, resolution.best)
@@ -96,7 +102,7 @@ class UnitPlanner:
         shown = text[:60].replace("`", "'")
         raise UserError(f"No datasheet matches `{shown}` for `{option}`.{hint}", field=option)
 
-    def _remember(self, key: tuple[str, str], entry: Entry) -> Entry:
+    def _remember(self, key: tuple[str, str, str], entry: Entry) -> Entry:
         with self._lock:
             self._names[key] = entry
             while len(self._names) > CACHE_SIZE:
@@ -127,11 +133,11 @@ class UnitPlanner:
     def plan(self, asked: UnitRequest, options: SimOptions) -> tuple[Plan, list[Entry]]:
         """The plan for `asked`, and the datasheets used (attacker, target, leaders) for the embed's footer."""
         edition = options.edition
-        entries = {"attacker": self.datasheet(asked.attacker, edition, "attacker"),
-                   "target": self.datasheet(asked.target, edition, "target")}
+        entries = {"attacker": self.datasheet(asked.attacker, edition, "attacker", asked.faction),
+                   "target": self.datasheet(asked.target, edition, "target", asked.faction)}
         for option in ("leader", "target_leader"):
             if getattr(asked, option):
-                entries[option] = self.datasheet(getattr(asked, option), edition, option)
+                entries[option] = self.datasheet(getattr(asked, option), edition, option, asked.faction)
         units = {name: self.unit(entry) for name, entry in entries.items()}
         weapon, count = split_count(asked.weapon)
         result = plan(

@@ -200,11 +200,22 @@ async def test_hazardous_losses_depend_on_the_attackers_keywords_in_11e(console:
 async def test_critical_hit_threshold_option(console: ConsoleSession) -> None:
     line = '/sim custom attacker:A=6 BS=3 S=4 D=1 kw="SUSTAINED HITS 1" target:T=4 Sv=3 W=1 models=10'
     normal = field_values(only(await console.send(line), "followup"))["Average per stage"]
-    fives = only(await console.send(line + " crit_hit:5"), "followup")
+    fives = only(await console.send(line + " crits:5/6"), "followup")
     # 6 attacks hitting on 3+: crits on 6 give 6 x (4/6 + 1/6) = 5 hits; crits on 5+ give 6 x (4/6 + 2/6) = 6.
     assert normal.startswith("6.0 attacks → 5.0 hits")
     assert field_values(fives)["Average per stage"].startswith("6.0 attacks → 6.0 hits")
     assert "critical hits on 5+" in fives.embeds[0]["description"]
+    wounds = only(await console.send(line + " crits:6/5"), "followup")
+    assert "critical wounds on 5+" in wounds.embeds[0]["description"]
+    (bad,) = await console.send(line + " crits:7/1")
+    assert bad.ephemeral and "crits" in bad.text()
+
+
+async def test_sim_unit_stays_within_discords_25_options_and_crits_lists_every_combination(console) -> None:
+    unit = next(c for c in console.tree.walk_commands() if c.qualified_name == "sim unit")
+    assert len(unit.parameters) == 25 and "faction" in {p.name for p in unit.parameters}
+    crits = next(p for p in unit.parameters if p.name == "crits")
+    assert len(crits.choices) == 25 == len({c.value for c in crits.choices})
 
 
 async def test_user_typed_names_are_escaped_and_never_ping(console: ConsoleSession) -> None:

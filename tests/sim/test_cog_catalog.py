@@ -136,3 +136,19 @@ async def test_a_seed_page_loadout_fires_the_witchfire_once(console: ConsoleSess
                                      "target:Boyz")).text()
     assert "1 × Ancestral Wrath – witchfire" in text and "2 × Autoch-pattern bolter" in text
     assert "composition and loadout text" in text
+
+
+async def test_faction_option_settles_a_name_several_factions_share(console: ConsoleSession) -> None:
+    factions = await console.autocomplete("/sim unit attacker:x target:y faction:grey", "faction")
+    assert [c["value"] for c in factions] == ["Grey Knights"]
+    line = "/sim unit attacker:Land Raider Crusader target:Boyz"
+    (refused,) = await console.send(line)
+    assert refused.ephemeral and "Did you mean" in refused.text()
+    reply = answer(await console.send(line + " faction:Grey Knights"))
+    assert reply.embeds[0]["title"].startswith("Land Raider Crusader → Boyz")
+    planner = console.bot.services.sim_planner
+    assert planner.datasheet("Land Raider Crusader", "11e", "attacker", "Grey Knights").faction == "Grey Knights"
+    assert planner.datasheet("Boyz", "11e", "target", "Grey Knights").faction == "Orks"  # not theirs: as usual
+    choices = await console.autocomplete("/sim unit faction:Grey Knights attacker:land raider", "attacker")
+    assert choices[0]["name"].startswith("Land Raider") and "Grey Knights" in choices[0]["name"]
+    assert any("Adeptus Astartes" in c["name"] for c in choices)  # the other factions' follow
