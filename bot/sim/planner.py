@@ -78,14 +78,14 @@ class UnitPlanner:
         if not text:
             raise UserError(f"Name a unit for `{option}`.", field=option)
         catalog = self.catalog
-        entry = catalog.get(text) if ":datasheet:" in text else None
-        if entry is not None and entry.kind == "datasheet":
-            return entry
         self._fresh()
         key = (text.lower(), edition, (faction or "").lower())
         with self._lock:
             if key in self._names:
                 return self._names[key]
+        entry = catalog.get(text) if ":datasheet:" in text else None
+        if entry is not None and entry.kind == "datasheet":
+            return self._remember(key, entry)  # an id: parsing the stored entry costs a few ms each time
         if faction:
             mine = catalog.resolve(text, kind="datasheet", prefer_edition=edition, faction=faction)
             if mine.best is not None and mine.confident:
