@@ -218,9 +218,13 @@ class Sim(commands.Cog):
         game = self._game(interaction)
         if tracked_sim.names_tracked_unit(game, attacker):
             # Units of this channel's game: their list, models left, leaders and tracked state decide.
+            given = {"models": models, "target_models": target_models, "leader": leader,
+                     "target_leader": target_leader, "wounds_lost": wounds_lost or None, "faction": faction,
+                     "edition": edition if edition not in (None, game.edition) else None}
             plan, entries, title = tracked_sim.plan_between(
                 self.services.sim_planner, game, attacker, target, options, user_id=interaction.user.id,
-                weapon=weapon, phase=phase, fnp=fnp, abilities=abilities, force=force)
+                weapon=weapon, phase=phase, fnp=fnp, abilities=abilities, force=force,
+                unused=tuple(name for name, value in given.items() if value is not None))
             options = replace(options, edition=game.edition)
         else:
             asked = UnitRequest(

@@ -77,9 +77,12 @@ def _plan(args: argparse.Namespace, settings: Settings, state: object | None) ->
     catalog = open_catalog(settings)
     try:
         if state is not None:
+            given = {"--models": args.models, "--target-models": args.target_models, "--leader": args.leader,
+                     "--target-leader": args.target_leader, "--faction": args.faction}
             plan, _, _ = plan_between(UnitPlanner(catalog), state, args.attacker, args.target,  # type: ignore[arg-type]
                                       SimOptions(edition=args.edition), user_id=None, weapon=args.weapon,
-                                      phase=args.phase, abilities=not args.no_abilities, force=args.force)
+                                      phase=args.phase, abilities=not args.no_abilities, force=args.force,
+                                      unused=tuple(name for name, value in given.items() if value is not None))
         else:
             asked = UnitRequest(
                 attacker=args.attacker, target=args.target, weapon=args.weapon, models=args.models,

@@ -198,8 +198,9 @@ def listed_attacker(planner: UnitPlanner, state: GameState, attacker: str, *, us
 
 def plan_between(planner: UnitPlanner, state: GameState, attacker: str, target: str, options: SimOptions, *,
                  user_id: int | None, weapon: str | None = None, phase: str | None = None, fnp: int | None = None,
-                 abilities: bool = True, force: bool = False) -> tuple[Plan, list[Any], str]:
-    """The plan for two tracked units (the game's edition), the datasheets used, and the title."""
+                 abilities: bool = True, force: bool = False, unused: tuple[str, ...] = ()) -> tuple[Plan, list[Any], str]:
+    """The plan for two tracked units (the game's edition), the datasheets used, and the title. `unused` names
+    the options given that the game decides instead (sizes, leaders, wounds lost, edition): the answer says so."""
     options = replace(options, edition=state.edition)
     mine, theirs = sides(state, attacker, target, user_id=user_id)
     invulnerable, bonus, tracked = _state_effects(state, mine, theirs)
@@ -233,6 +234,8 @@ def plan_between(planner: UnitPlanner, state: GameState, attacker: str, target: 
                               f"wound{'s' if theirs.unit.wounds_lost != 1 else ''}")
     result.tracked += tracked
     entries = [f[0] for f in fielded.values()]
+    if unused:
+        notes.insert(0, f"not used: {', '.join(unused)} — the game's lists and tracked state decide")
     result.assumptions = [*notes, *result.assumptions]
     result.assumptions += [f"{e.name}: {e.edition} datasheet used with {state.edition} rules" for e in entries
                            if e.edition != state.edition]

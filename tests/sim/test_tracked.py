@@ -62,6 +62,8 @@ async def test_sim_between_tracked_units_applies_their_state(console: ConsoleSes
     # The list's loadout: the Theyn's and 7 warriors' ion blasters, not the datasheet's default bolters.
     assert "8 × Ion blaster" in text and "L7 missile launcher" in text
     assert "5++" in text.split("vs", 1)[1].split("\n")[0]
+    sized = (await console.send("/sim unit attacker:Sagitaur target:Boyz #2 models:3 wounds_lost:1", user=ALICE))[-1]
+    assert "not used: models, wounds\\_lost — the game's lists and tracked state decide" in sized.text()
 
 
 async def test_bad_tracked_units_are_clear_ephemeral_errors(console: ConsoleSession) -> None:
