@@ -253,7 +253,11 @@ class Sim(commands.Cog):
         """The channel's active game when it has an army list (else None: /sim uses the catalog)."""
         if interaction.channel_id is None:
             return None
-        state = self.services.games.state(interaction.channel_id)
+        try:
+            state = self.services.games.state(interaction.channel_id)
+        except Exception:  # the tracker's storage failing must not take datasheet simulations down with it
+            log.exception("no game state for /sim")
+            return None
         return state if state is not None and state.armies else None
 
     @unit.autocomplete("attacker")

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from bot.armies.parse import parse_list
 from bot.console import ConsoleSession
-from bot.errors import UserError
 from bot.games import commands as gc
 from bot.games.store import GameStore
 from bot.sim import tracked
@@ -96,16 +95,12 @@ async def test_a_datasheet_id_or_a_channel_without_lists_keeps_the_catalog_path(
     assert "Tracked state" not in text and "Hearthkyn Warriors → Boyz" in text
 
 
-def test_an_unlisted_unit_is_refused(tmp_path: Path) -> None:
-    store = GameStore(tmp_path / "state.db")
-    store.start(1, 1, user_id=ALICE, user_name="Alice", opponent_id=BOB, opponent_name="Bob", edition="11e",
-                faction="Leagues of Votann", opponent_faction="Orks")
-    store.act(1, gc.import_army, ALICE, parse_list((FIXTURES / "votann_gw_app.txt").read_bytes()).to_dict())
-    store.act(1, gc.riled, BOB, "Gretchin", "end-of-next-turn")
-    state = store.require(1)
-    store.close()
-    with pytest.raises(UserError, match="Gretchin is unlisted"):
-        tracked.sides(state, "Sagitaur", "Gretchin", user_id=ALICE)
+async def test_an_unlisted_unit_is_refused(console: ConsoleSession) -> None:
+    await console.send(START)
+    await console.send(f"/army import file:@{FIXTURES / 'votann_gw_app.txt'}", user=ALICE)
+    await console.send("/riled add unit:Gretchin until:end-of-next-turn", user=BOB)  # Bob has no list: free text
+    (reply,) = await console.send("/sim unit attacker:Sagitaur target:Gretchin", user=ALICE)
+    assert reply.ephemeral and "Gretchin is unlisted" in reply.text()
 
 
 def test_ten_e_waaagh_adds_melee_strength_and_attacks_and_an_invulnerable_save(tmp_path: Path,
