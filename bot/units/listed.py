@@ -46,6 +46,18 @@ def _base(unit: Unit, group: str) -> tuple[ModelType, bool]:
     return max(unit.models, key=lambda m: (not m.character, m.max)), False
 
 
+def _profile_name(unit: Unit, weapon: str) -> str | None:
+    """The datasheet's name for a listed weapon: the same name, or the one combined weapon it is part of (a
+    list's "Deffkannon" and "Supa-rokkit" are the Stompa's "Deffkannon and Supa-rokkits"); None without one."""
+    if unit.weapon(weapon):
+        return weapon
+    wanted = norm(weapon)
+    combined = {str(w.get("weapon") or w.get("name")) for w in unit.weapons
+                if " and " in str(w.get("weapon") or w.get("name"))
+                and wanted in {norm(part) for part in str(w.get("weapon") or w.get("name")).split(" and ")}}
+    return combined.pop() if len(combined) == 1 else None
+
+
 def _carries(unit: Unit, model: ModelType) -> set[str]:
     """What a model type may carry: its default loadout and the options that name it."""
     names = {norm(c.weapon) for c in model.loadout}
@@ -83,10 +95,17 @@ def as_listed(unit: Unit, name: str, composition: list[dict[str, Any]] | None,
         if not named:
             notes.append(f"{name}: the list does not split {group.get('name')} by model type; models with a "
                          f"weapon only another model type takes are that type, the rest use the {base.name} profile")
-        weapons = [(str(w["name"]), int(w["count"])) for w in group.get("weapons") or []
-                   if int(w.get("count") or 0) > 0 and unit.weapon(str(w["name"]))]
+        listed = [(str(w["name"]), int(w["count"])) for w in group.get("weapons") or [] if int(w.get("count") or 0) > 0]
+        weapons: dict[str, int] = {}
+        for weapon, n in listed:
+            profile = _profile_name(unit, weapon)
+            if profile is not None:  # two parts of one combined weapon are that weapon once
+                weapons[profile] = max(weapons.get(profile, 0), n) if profile != weapon else weapons.get(profile, 0) + n
+        unarmed = [w for w, _ in listed if _profile_name(unit, w) is None]
+        if unarmed:
+            notes.append(f"{name}: {', '.join(unarmed)} — no weapon profile in the datasheet; not fired")
         by_loadout: dict[tuple[Carried, ...], int] = {}
-        for loadout in _deal(weapons, count):
+        for loadout in _deal(list(weapons.items()), count):
             by_loadout[loadout] = by_loadout.get(loadout, 0) + 1
         picked = [(base if named else _model_for(unit, base, loadout, n), loadout, n)
                   for loadout, n in by_loadout.items()]

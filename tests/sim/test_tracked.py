@@ -186,6 +186,7 @@ def test_a_flat_list_group_is_dealt_to_its_models() -> None:
     assert loadouts == {"Boy": (6, {"Slugga": 1, "Choppa": 1}), "Boss Nob": (1, {"Slugga": 1, "Big choppa": 1})}
     assert [m.profile.wounds for m in unit.models] == [1, 2]
     assert any("3 lost models" in n for n in notes) and any("Boy profile" in n for n in notes)
+    assert "Boyz #2: Banner — no weapon profile in the datasheet; not fired" in notes
     assert unit.name == "Boyz" and unit.sized().total == 7 and unit.source == "test and the army list"
     group[0]["weapons"][2] = {"name": "Slugga", "count": 1}  # no Nob weapon: ten Boys; the tenth, past the nine choppas, has two sluggas
     unit, _ = as_listed(_unit(), "Boyz #2", group, None)
@@ -202,3 +203,14 @@ def test_dealing_keeps_every_weapon_and_spreads_them_evenly(models: int, counts:
     for name, count in weapons:
         per_model = [sum(c.count for c in lo if c.weapon == name) for lo in loadouts]
         assert sum(per_model) == count and max(per_model) - min(per_model) <= 1
+
+
+def test_parts_of_a_combined_weapon_are_that_weapon_once() -> None:
+    gun = {"name": "Deffkannon and Supa-rokkits", "weapon": "Deffkannon and Supa-rokkits", "range": 72, "A": "D6",
+           "S": 20, "AP": -4, "D": 6}
+    stompa = Unit("Stompa", "11e", "test", (ModelType("Stompa", 1, 1, Profile("Stompa", toughness=14, wounds=40)),),
+                  weapons=(gun,))
+    group = [{"name": "Stompa", "count": 1, "weapons": [{"name": "Deffkannon", "count": 1},
+                                                        {"name": "Supa-rokkit", "count": 1}]}]
+    unit, notes = as_listed(stompa, "Stompa", group, None)
+    assert unit.models[0].loadout == (Carried("Deffkannon and Supa-rokkits", 1),) and notes == []
