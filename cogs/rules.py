@@ -28,6 +28,7 @@ from bot.render.rules import (
     entry_embed,
     entry_pages,
     errata_field,
+    hit_detail,
     hit_label,
     no_match_embed,
     not_loaded_embed,
@@ -199,7 +200,7 @@ class PickSelect(discord.ui.DynamicItem[discord.ui.Select], template=r"rules:pic
 
     def __init__(self, user_id: int, hits: list[Hit] | None = None) -> None:
         options = [discord.SelectOption(label=truncate(h.name, 100), value=h.id if len(h.id) <= 100 else digest(h.id),
-                                        description=truncate(hit_label(h).split(" · ", 1)[1], 100))
+                                        description=truncate(hit_detail(h), 100))
                    for h in (hits or [])[:25]]
         super().__init__(discord.ui.Select(custom_id=f"rules:pick:{user_id}", placeholder="Choose an entry",
                                            options=options or [discord.SelectOption(label="-", value="-")]))

@@ -2,9 +2,14 @@
 
 The index holds only names and metadata in memory (texts stay in SQLite), so a lookup is a few dict
 and bisect operations plus, when the cheaper tiers do not fill the answer, one rapidfuzz pass over the
-unique names. Scores are 0-100: exact 100, compact-exact (re-roll == reroll) 99, entry alias 97,
-prefix 90-99, token 80-89, fuzzy <= 80, full text 45-85. Ties are broken by the preferred edition,
-the kind, and how complete the source is.
+unique names. Scores are 0-100: exact 100, compact-exact (re-roll == reroll) 100, plural-folded
+(grenades == Grenade) 99, unit name without its generic tail (leman russ == Leman Russ Battle Tank) 97,
+entry alias 97, prefix 90-99, token 80-89, fuzzy <= 80, full text 45-85. Ties are broken by the
+preferred edition, the kind, and how complete the source is.
+
+A query is also read without its rule parameters ("sustained hits 2" -> "sustained hits",
+"anti-vehicle 4+" -> "anti") and with its unknown words corrected to the closest name word ("overwach"
+-> "overwatch"), each reading a little behind the literal one (see `variants`).
 """
 
 from __future__ import annotations
@@ -13,13 +18,15 @@ import bisect
 import heapq
 import re
 import tomllib
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from rapidfuzz import fuzz, process
+from rapidfuzz.distance import OSA
 
+from bot.catalog.known import bare
 from bot.catalog.model import Hit
 from bot.catalog.normalize import normalize, rule_number
 from bot.catalog.things import dataset_priority, faction_key, name_key
@@ -28,11 +35,19 @@ MAX_QUERY_CHARS = 200  # a longer query is clipped: names are short and FTS gets
 SHORT_KEEP = 300  # names kept per one/two-letter prefix
 FUZZY_POOL = 600  # names scored with WRatio: those sharing the most typo-tolerant words with the query
 
-KIND_BONUS = {"rule": 1.0, "stratagem": 0.9, "datasheet": 0.8, "ability": 0.5, "detachment": 0.5,
+KIND_BONUS = {"rule": 1.0, "stratagem": 0.9, "datasheet": 0.8, "ability": 0.5, "detachment": 0.6,
               "enhancement": 0.45, "weapon": 0.3, "keyword": 0.2}
 PREFERRED_EDITION_BONUS = 4.0
 INCOMPLETE_PENALTY = 3.0
 ALIAS_VARIANT_PENALTY = 1.0
+PARAMETER_PENALTY = 1.0  # "sustained hits 2" read as "sustained hits"
+TYPO_PENALTY = 4.0  # a reading with a misspelt word corrected: behind any literal name match
+PLURAL_SCORE = 99.0
+CORE_NAME_SCORE = 97.0
+# Generic tails of unit names that players leave out ("intercessors", "leman russ", "riptide").
+GENERIC_TAILS = ("squad", "battle tank", "battlesuit", "battlesuits")
+MAX_CORRECTED_WORDS = 4
+AUTOCOMPLETE_FUZZY_BELOW = 80.0  # autocomplete runs the fuzzy tier only when no name has the typed words
 CONFIDENT_SCORE = 88.0
 CONFIDENT_MARGIN = 1.5
 FUZZY_CONFIDENT_SCORE = 68.0
@@ -133,6 +148,16 @@ class SearchIndex:
         self.name_editions = {n: frozenset(self.records[i].edition for i in idxs) for n, idxs in self.by_name.items()}
         self.by_alias = dict(by_alias)
         self.names = sorted(n for n in self.by_name if n)
+        # plural and spacing folded ("grenades" = "Grenade"); unit names without a generic tail
+        self.by_name_key: dict[str, list[str]] = defaultdict(list)
+        self.by_core_key: dict[str, list[str]] = defaultdict(list)
+        for name in self.names:
+            self.by_name_key[name_key(name)].append(name)
+            if "datasheet" in self.name_kinds[name]:
+                for tail in GENERIC_TAILS:
+                    if name.endswith(" " + tail) and len(name) > len(tail) + 3:
+                        self.by_core_key[name_key(name[: -len(tail) - 1])].append(name)
+        self._corrections: OrderedDict[str, str] = OrderedDict()
         self.by_compact: dict[str, list[str]] = defaultdict(list)
         token_names: dict[str, set[int]] = defaultdict(set)
         for i, name in enumerate(self.names):
@@ -141,6 +166,10 @@ class SearchIndex:
                 token_names[tok].add(i)
         self.tokens = sorted(token_names)
         self.token_names = dict(token_names)
+        self.token_set = frozenset(token_names)
+        self.tokens_by_length: dict[int, list[str]] = defaultdict(list)
+        for tok in self.tokens:
+            self.tokens_by_length[len(tok)].append(tok)
         # One- and two-letter queries match thousands of names; precompute their best (shortest) few.
         short: dict[str, set[int]] = defaultdict(set)
         for tok, ids in self.token_names.items():
@@ -168,6 +197,11 @@ class SearchIndex:
             put(q, 100.0)
         for name in self.by_compact.get(q.replace(" ", ""), ()):
             put(name, 100.0)  # the same name but for spaces/punctuation: "counter offensive" = "Counteroffensive"
+        key = name_key(q)
+        for name in self.by_name_key.get(key, ()):
+            put(name, PLURAL_SCORE)  # "grenades" = "Grenade", "stompas" = "Stompa"
+        for name in self.by_core_key.get(key, ()):
+            put(name, CORE_NAME_SCORE)  # "leman russ" = "Leman Russ Battle Tank"
         # prefix: names starting with the query (bisect over the sorted names)
         if len(q) <= 2:
             shortest = self.short_prefix.get(q, [])
@@ -238,7 +272,64 @@ class SearchIndex:
                                                                    score_cutoff=60)]
 
     def variants(self, q: str) -> list[tuple[str, float]]:
-        """The query itself plus alias expansions ("dev wounds" -> "devastating wounds"), with penalties."""
+        """Readings of a normalised query, with penalties: the query itself and its alias expansions ("dev
+        wounds" -> "devastating wounds"), then the same without rule parameters ("sh1" -> "sustained hits
+        1" -> "sustained hits", "anti infantry 4+" -> "anti"), then with misspelt words corrected
+        ("overwach" -> "overwatch" -> "fire overwatch"). The literal query is always first."""
+        out: list[tuple[str, float]] = []
+
+        def add(readings: list[tuple[str, float]], penalty: float) -> None:
+            for text, p in readings:
+                if text and all(text != v for v, _ in out):
+                    out.append((text, p + penalty))
+
+        add(self._alias_readings(q), 0.0)
+        for text, _ in list(out):
+            stripped = parameterless(text)
+            if stripped != text:
+                add(self._alias_readings(stripped), PARAMETER_PENALTY)
+        if q not in self.aliases.whole and q not in self.aliases.words:  # an abbreviation says what it means
+            for fixed in self.corrected(parameterless(q)):
+                add(self._alias_readings(fixed), TYPO_PENALTY)
+        return out
+
+    def corrected(self, q: str) -> tuple[str, ...]:
+        """Readings of `q` with each word that starts no name word (and is no abbreviation) replaced by the
+        closest name words: one edit (a transposition counts as one) for 4-7 letters, two from 8. When
+        several words are equally close ("torent": torrent, torment), each gives a reading, so neither is
+        answered with confidence by accident. Empty when nothing needed correcting. Cached: autocomplete
+        asks again per keystroke."""
+        cached = self._corrections.get(q)
+        if cached is not None:
+            return cached
+        readings = [q.split()]
+        for i, w in enumerate(q.split()[:MAX_CORRECTED_WORDS]):
+            if (len(w) < 4 or not w.isalpha() or w in self.token_set or w in self.aliases.words
+                    or w in self.aliases.whole or self._starts_a_token(w)):
+                continue
+            limit = 1 if len(w) < 8 else 2
+            found: list[tuple[int, int, str]] = []
+            for n in range(len(w) - limit, len(w) + limit + 1):
+                for tok, dist, _ in process.extract(w, self.tokens_by_length.get(n, ()), scorer=OSA.distance,
+                                                    score_cutoff=limit, limit=5):
+                    found.append((int(dist), -len(self.token_names[tok]), tok))
+            if not found:
+                continue
+            nearest = min(found)[0]
+            best = [tok for dist, _, tok in sorted(found) if dist == nearest][:3]
+            readings = [[*r[:i], tok, *r[i + 1:]] for r in readings for tok in best][:4]
+        fixed = tuple(" ".join(r) for r in readings if " ".join(r) != q)
+        self._corrections[q] = fixed
+        while len(self._corrections) > 4096:
+            self._corrections.popitem(last=False)
+        return fixed
+
+    def _starts_a_token(self, w: str) -> bool:
+        lo = bisect.bisect_left(self.tokens, w)
+        return lo < len(self.tokens) and self.tokens[lo].startswith(w)
+
+    def _alias_readings(self, q: str) -> list[tuple[str, float]]:
+        """The text itself and its alias expansions: whole-query aliases, then word aliases in place."""
         out = [(q, 0.0)]
         for table in (self.aliases.whole, self.aliases.words):
             out.extend((v, ALIAS_VARIANT_PENALTY) for v in table.get(q, ()) if v != q)
@@ -280,7 +371,8 @@ class SearchIndex:
         and whether the query reads like a question for the full-text search.
 
         Fuzzy matching runs when the cheap tiers found nothing strong; `eager_fuzzy` (search, not
-        autocomplete) also runs it when they found fewer than three strong names. Only the best names
+        autocomplete) also runs it when they found fewer than three strong names. Autocomplete runs it
+        only when no name has the words typed so far (below AUTOCOMPLETE_FUZZY_BELOW). Only the best names
         that exist in the wanted kinds/edition are expanded to records, so a one-letter query stays cheap.
         """
         raw = (query or "")[: MAX_QUERY_CHARS * 4]
@@ -309,7 +401,10 @@ class SearchIndex:
             name_scores.append((self._name_scores(variant, fuzzy=False, fuzzy_limit=0), penalty))
         best = max((max(n.values()) for n, _ in name_scores if n), default=0.0)
         strong = sum(1 for n, _ in name_scores for v in n.values() if v >= 90)
-        weak = best < 90 or (eager_fuzzy and (strong < 3 or bool(rec_scores) and max(rec_scores.values()) < 90))
+        # per keystroke (autocomplete), words typed so far that start name words are enough: the fuzzy tier
+        # (the slow tail) runs only when none do; a misspelt complete word is already read corrected
+        weak = best < (90 if eager_fuzzy else AUTOCOMPLETE_FUZZY_BELOW) or (
+            eager_fuzzy and (strong < 3 or bool(rec_scores) and max(rec_scores.values()) < 90))
         if fuzzy and weak and len(q.replace(" ", "")) >= 4:
             # typo tolerance, only when the cheap tiers found little: the literal query and the
             # first alias reading (e.g. "dev wuonds" -> "devastating wuonds")
@@ -397,6 +492,15 @@ _KIND_WORDS = {"rule": "rule", "rules": "rule", "stratagem": "stratagem", "strat
                "unit": "datasheet", "units": "datasheet", "weapon": "weapon", "weapons": "weapon",
                "ability": "ability", "abilities": "ability", "enhancement": "enhancement",
                "enhancements": "enhancement", "detachment": "detachment", "detachments": "detachment"}
+
+
+def parameterless(q: str) -> str:
+    """A normalised query without the parameters a rule is printed with: "sustained hits 2", "fnp 5+",
+    "scouts 6", "deadly demise d6" -> the rule's name; "anti infantry 4+" / "anti-vehicle" -> "anti"."""
+    words = bare(q).split()
+    if len(words) > 1 and words[0] == "anti":
+        return "anti"
+    return " ".join(words)
 
 
 def kind_hint(query: str) -> str | None:

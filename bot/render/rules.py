@@ -38,10 +38,14 @@ def hit_label(hit: Hit, *, limit: int = 100) -> str:
     """One line for autocomplete and pickers: name, edition, what it is, faction(s) and detachment(s),
     so the distinct things of one name can be told apart ("Armour of Contempt · 11e · Stratagem ·
     Adeptus Astartes +5 · 24 detachments")."""
+    return truncate(f"{hit.name} · {hit_detail(hit)}", limit)
+
+
+def hit_detail(hit: Hit) -> str:
+    """The label without the name (a picker option's description): "11e · Stratagem · Orks"."""
     what = "Detachment" if is_detachment_entry(hit.id) else KIND_LABELS.get(hit.kind, hit.kind)
     group = where_label(hit) or (_stratagem_group(hit.id) if hit.kind == "stratagem" else None)
-    extra = f" · {group}" if group else ""
-    return truncate(f"{hit.name} · {hit.edition} · {what}{extra}", limit)
+    return f"{hit.edition} · {what}" + (f" · {group}" if group else "")
 
 
 def where_label(hit: Hit) -> str:

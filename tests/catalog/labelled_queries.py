@@ -256,6 +256,15 @@ QUERIES: list[tuple[str, str | None, str | None, str, str, str | None]] = [
     ("wayfarers grace", R, None, "enhancement", "Wayfarer’s Grace", "10e"),
     ("masterful construction", R, None, "enhancement", "Masterful Construction", "10e"),
     ("boarding ramps", R, None, "enhancement", "Boarding Ramps (Upgrade)", "11e"),
+    # --- rule parameters, misspelt words, plurals and generic unit-name tails (issue 10, session 2)
+    ("sustained hits d3", R, None, "rule", "Sustained Hits", "11e"),
+    ("anti-monster 4+", R, None, "rule", "Anti", "11e"),
+    ("melta 4", R, None, "rule", "Melta", "11e"),
+    ("heroic interventoin", S, None, "stratagem", "Heroic Intervention", "11e"),
+    ("strategic reservs", R, None, "rule", "Strategic Reserves", "11e"),
+    ("battlewagons", D, None, "datasheet", "Battlewagon", "11e"),
+    ("sternguard veterans", D, None, "datasheet", "Sternguard Veteran Squad", "11e"),
+    ("hellblaster", D, None, "datasheet", "Hellblaster Squad", "11e"),
     # --- questions for the full-text fallback
     ("which rule mentions Judgement tokens", R, None, "rule", "Eye of the Ancestors", "10e"),
     ("which stratagem opens a hatchway", R, None, "stratagem", "Relic Cypher", "10e"),

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from bot.catalog.keywords import split_name_keywords
 from bot.catalog.model import KINDS
 from bot.catalog.normalize import compact, normalize, rule_number
+from bot.catalog.search import parameterless
 from bot.catalog.service import Catalog, open_catalog
 from tests.catalog.conftest import settings_for
 
@@ -122,6 +123,46 @@ def test_resolve_confident_and_ambiguous(small_catalog: Catalog) -> None:
     assert not vague.confident and len(vague.candidates) > 1
     nothing = small_catalog.resolve("zzqqxxv")
     assert nothing.best is None or not nothing.confident
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("sustained hits 2", "sustained hits"), ("fnp 5+", "fnp"), ("scouts 6", "scouts"),
+    ("deadly demise d6", "deadly demise"), ("deadly demise d6+3", "deadly demise"), ("anti infantry 4+", "anti"),
+    ("anti vehicle", "anti"), ("anti", "anti"), ("lethal hits", "lethal hits"), ("melta 2 x", "melta"),
+])
+def test_a_query_is_also_read_without_rule_parameters(query: str, expected: str) -> None:
+    assert parameterless(query) == expected
+
+
+def test_plural_parameter_and_generic_tail_readings(small_catalog: Catalog) -> None:
+    assert top(small_catalog, "sustained hits 2")[:2] == ("Sustained Hits", "rule")
+    assert small_catalog.resolve("sustained hits 2").confident
+    assert top(small_catalog, "leman russ", kind="datasheet")[0] == "Leman Russ Battle Tank"
+    assert top(small_catalog, "riptides", kind="datasheet")[0] == "Riptide Battlesuit"
+    hits = small_catalog.search("stompas", kind="datasheet", limit=3)
+    assert hits[0].name == "Stompa"
+
+
+def test_misspelt_words_are_corrected_to_name_words(small_catalog: Catalog) -> None:
+    index = small_catalog.index
+    assert "overwatch" in index.corrected("overwach")
+    assert "fights first" in index.corrected("fights frist")  # also "fist", "frost": one edit each
+    assert small_catalog.resolve("fights frist").best.name == "Fights First"
+    assert index.corrected("overwatch") == () and index.corrected("overw") == ()  # known word or a prefix
+    assert index.corrected("dw") == () and index.corrected("ab12") == ()  # abbreviations and codes stay
+    # equally close words each give a reading, so neither is answered by accident
+    assert {"torrent", "torment"} <= set(index.corrected("torent"))
+    sure = small_catalog.resolve("overwach", kind="stratagem")
+    assert sure.confident and sure.best.name == "Fire Overwatch"
+    assert small_catalog.resolve("torent").best.name == "Torrent"
+
+
+@given(st.text(max_size=60))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_corrections_are_bounded(small_catalog: Catalog, query: str) -> None:
+    readings = small_catalog.index.corrected(normalize(query))
+    assert len(readings) <= 4
+    assert len(small_catalog.index.variants(normalize(query))) <= 16
 
 
 HOSTILE = [

@@ -39,3 +39,17 @@ def test_every_page_of_a_long_rule_fits() -> None:
     assert len(first) <= 6000 and first.footer.text.endswith("page 1/" + first.footer.text.split("/")[-1])
     last = entry_embed(entry, page=999)  # clamped to the last page
     assert len(last) <= 6000
+
+
+@given(st.text(min_size=90, max_size=400).filter(lambda s: s.strip()))
+def test_a_picker_option_with_a_long_name_keeps_its_description(name: str) -> None:
+    """A FAQ entry is named by its whole question; a name over 100 characters broke the "did you mean" menu
+    (the label truncated before the " · " the description was split at)."""
+    from bot.catalog.model import Hit
+    from cogs.rules import PickSelect
+
+    hits = [Hit("11e:faq:gdc.faq.x:long", "faq", name, "11e", "gdc", 80.0),
+            Hit("11e:rule:gdc.core:anti", "rule", "Anti", "11e", "gdc", 79.0)]
+    options = PickSelect(1, hits).item.options
+    assert [o.description for o in options] == ["11e · FAQ / errata", "11e · Rule"]
+    assert all(1 <= len(o.label) <= 100 for o in options)
