@@ -4,7 +4,7 @@ The index holds only names and metadata in memory (texts stay in SQLite), so a l
 and bisect operations plus, when the cheaper tiers do not fill the answer, one rapidfuzz pass over the
 unique names. Scores are 0-100: exact 100, compact-exact (re-roll == reroll) 100, plural-folded
 (grenades == Grenade) 99, unit name without its generic tail (leman russ == Leman Russ Battle Tank) 97,
-entry alias 97, prefix 90-99, token 80-89, fuzzy <= 80, full text 45-85. Ties are broken by the
+entry alias 97, prefix 90-99 (89-98 spaces aside), token 80-89, fuzzy <= 80, full text 45-85. Ties are broken by the
 preferred edition, the kind, and how complete the source is.
 
 A query is also read without its rule parameters ("sustained hits 2" -> "sustained hits",
@@ -131,8 +131,8 @@ class SearchIndex:
                 self.by_number[rec.number].append(idx)
         self.by_id = {rec.id: i for i, rec in enumerate(self.records)}
         by_key: dict[str, list[int]] = defaultdict(list)
-        for i, rec in enumerate(self.records):
-            by_key[name_key(normalize(rec.name))].append(i)
+        for name, idxs in by_name.items():  # norm_name is normalize(name), stored at import
+            by_key[name_key(name)].extend(idxs)
         self.by_key = dict(by_key)  # plural and spacing folded, for "is this name loaded at all"
         factions: dict[str, dict[str, None]] = defaultdict(dict)
         detachments: dict[str, dict[str, None]] = defaultdict(dict)
@@ -142,6 +142,15 @@ class SearchIndex:
             if rec.detachment:
                 detachments[rec.group][rec.detachment] = None
         self.thing_factions = {k: tuple(v) for k, v in factions.items()}
+        # a detachment's stratagems and enhancements, by (edition, normalised detachment name)
+        parts: dict[tuple[str, str], list[int]] = defaultdict(list)
+        norm_detachment: dict[str, str] = {}
+        for i, rec in enumerate(self.records):
+            if rec.detachment and rec.kind in ("stratagem", "enhancement"):
+                if rec.detachment not in norm_detachment:
+                    norm_detachment[rec.detachment] = normalize(rec.detachment)
+                parts[(rec.edition, norm_detachment[rec.detachment])].append(i)
+        self.detachment_parts = dict(parts)
         self.thing_detachments = {k: tuple(v) for k, v in detachments.items()}
         self.by_name = dict(by_name)
         self.name_kinds = {n: frozenset(self.records[i].kind for i in idxs) for n, idxs in self.by_name.items()}
@@ -157,11 +166,13 @@ class SearchIndex:
                 for tail in GENERIC_TAILS:
                     if name.endswith(" " + tail) and len(name) > len(tail) + 3:
                         self.by_core_key[name_key(name[: -len(tail) - 1])].append(name)
-        self._corrections: OrderedDict[str, str] = OrderedDict()
+        self._corrections: OrderedDict[str, tuple[str, ...]] = OrderedDict()
         self.by_compact: dict[str, list[str]] = defaultdict(list)
         token_names: dict[str, set[int]] = defaultdict(set)
-        for i, name in enumerate(self.names):
+        for name in self.names:
             self.by_compact[name.replace(" ", "")].append(name)
+        self.compacts = sorted(self.by_compact)
+        for i, name in enumerate(self.names):
             for tok in name.split():
                 token_names[tok].add(i)
         self.tokens = sorted(token_names)
@@ -215,6 +226,14 @@ class SearchIndex:
             shortest = heapq.nsmallest(SHORT_KEEP, prefixed, key=len)
         for name in shortest:  # shorter names score higher
             put(name, 90.0 + 9.0 * len(q) / len(name))
+        if " " in q and len(q) > 4:  # the same, spaces aside: "wraith kni" -> Wraithknight, "tank bust" -> Tankbustas
+            flat = q.replace(" ", "")
+            lo = bisect.bisect_left(self.compacts, flat)
+            for compact in self.compacts[lo:lo + 50]:
+                if not compact.startswith(flat):
+                    break
+                for name in self.by_compact[compact]:
+                    put(name, 89.0 + 9.0 * len(flat) / len(compact))
         # token: every query word is the prefix of a different word of the name, in any order
         words = q.split()
         if len(words) == 1 and len(q) <= 2:

@@ -174,7 +174,8 @@ class Catalog:
         meanings = {v for table in (self.aliases.words, self.aliases.whole) for values in table.values()
                     for v in values}
         names = [name_key(n) for n in self.index.names]
-        rules = sorted(m for m in meanings if not any(name_key(m) in n and name_key(m) != n for n in names))
+        keys = {m: name_key(m) for m in meanings}
+        rules = sorted(m for m in meanings if not any(keys[m] in n and keys[m] != n for n in names))
         return KnownNames(known_mod.loads(self.store.meta("known_names")), rules)
 
     def get(self, entry_id: str) -> Entry | None:
@@ -217,9 +218,8 @@ class Catalog:
         want = normalize(str(entry.data.get("detachment") or entry.name))
         faction = normalize(entry.faction or "")
         parts: dict[str, dict[tuple, object]] = {"stratagem": {}, "enhancement": {}}
-        for rec in self.index.records:
-            if rec.kind not in parts or rec.edition != entry.edition or normalize(rec.detachment or "") != want:
-                continue
+        for idx in self.index.detachment_parts.get((entry.edition, want), ()):
+            rec = self.index.records[idx]
             if faction and normalize(rec.faction or "") not in (faction, ""):
                 continue
             best = parts[rec.kind].get(rec.group)

@@ -34,7 +34,6 @@ except ImportError:  # not on Windows: there, two concurrent updates of one sour
 
 from bot.catalog.download import USER_AGENT, DownloadError, Fetched, check_csv, check_json, fetch
 from bot.catalog.importers.common import MAX_CSV_BYTES, MAX_JSON_BYTES
-from bot.catalog.importers.wahapedia_csv import OPTIONAL, REQUIRED
 
 log = logging.getLogger("cogitator.data")
 
@@ -85,8 +84,15 @@ def files_for(source: str) -> tuple[str, ...]:
 def _check_for(source: str, name: str) -> tuple[int, Callable[[bytes], None]]:
     if source == "gdc":
         return MAX_JSON_BYTES, check_json(name)
-    columns = (REQUIRED.get(name) or OPTIONAL.get(name) or ())
-    return MAX_CSV_BYTES, check_csv(name, columns)
+
+    def check(body: bytes) -> None:
+        # the importer (and its HTML and seed parsers) is loaded only when a file came new: an unchanged
+        # refresh (all 304) checks nothing, and start-up is most of its time
+        from bot.catalog.importers.wahapedia_csv import OPTIONAL, REQUIRED
+
+        check_csv(name, REQUIRED.get(name) or OPTIONAL.get(name) or ())(body)
+
+    return MAX_CSV_BYTES, check
 
 
 def folder_for(data_dir: Path, source: str) -> Path:

@@ -157,6 +157,12 @@ def test_misspelt_words_are_corrected_to_name_words(small_catalog: Catalog) -> N
     assert small_catalog.resolve("torent").best.name == "Torrent"
 
 
+def test_autocomplete_matches_a_name_typed_with_extra_spaces(small_catalog: Catalog) -> None:
+    """Per keystroke, "wraith kni" is the start of Wraithknight (spaces aside), not a job for the fuzzy tier."""
+    assert small_catalog.autocomplete("wraith kni", kind="datasheet")[0].name == "Wraithknight"
+    assert small_catalog.autocomplete("tank bust", kind="datasheet")[0].name == "Tankbustas"
+
+
 @given(st.text(max_size=60))
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_corrections_are_bounded(small_catalog: Catalog, query: str) -> None:

@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 
 from bot import config
 from bot.catalog import download, update
-from bot.catalog.service import Catalog
+from bot.catalog.service import Catalog, open_catalog
 from bot.errors import ConfigError
 
-from .conftest import REPO, copy_catalog
+from .conftest import REPO, copy_catalog, settings_for
 
 FIXTURE = REPO / "tests" / "fixtures" / "gdc-11e"
 FILES = ("orks.json", "core/core_rules.json", "faqs.json", "keywords.json")
@@ -113,6 +113,47 @@ async def test_full_then_unchanged_refresh_rewrites_nothing(upstream, writable_c
     assert third.new == ["keywords.json"] and b"(new)" in (folder / "keywords.json").read_bytes()
     assert not update.is_imported(tmp_path, "gdc")
     assert update.source_dates(tmp_path)["gdc"] == json.loads((folder / ".meta.json").read_text())["updated_at"][:10]
+
+
+@pytest.mark.parametrize("damage", ["deleted", "corrupt"])
+async def test_a_rebuilt_catalog_gets_the_downloaded_data_back(upstream, base_dir: Path, tmp_path: Path,
+                                                              damage: str) -> None:
+    """`data update` imports through the kept-imports store (bot/catalog/imports.py): when catalog.sqlite is
+    deleted or corrupt, the rebuild replays the downloaded files, and the next refresh finds them imported."""
+    fake, url = upstream
+    data_dir = copy_catalog(base_dir, tmp_path / "data")
+    catalog = open_catalog(settings_for(data_dir))
+    try:
+        assert (await update.download_source("gdc", url, data_dir, files=FILES)).error is None
+        counts = update.import_source(catalog, "gdc", data_dir)
+        kept = [e for e in catalog.kept_imports() if e["format"] == "gdc"]
+        assert [e["source"] for e in kept] == [str(update.folder_for(data_dir, "gdc").resolve())]
+        assert sorted(kept[0]["datasets"]) == sorted(counts)
+        # importing the same download again keeps one copy, not one per refresh
+        update.import_source(catalog, "gdc", data_dir)
+        assert len([e for e in catalog.kept_imports() if e["format"] == "gdc"]) == 1
+        total = catalog.count()
+    finally:
+        catalog.close()
+    path = data_dir / "catalog.sqlite"
+    for suffix in ("-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    if damage == "deleted":
+        path.unlink()
+    else:
+        path.write_bytes(b"this is not a database " * 200)
+    assert not update.is_imported(data_dir, "gdc")
+    rebuilt = open_catalog(settings_for(data_dir))
+    try:
+        loaded = {d["name"]: d["entries"] for d in rebuilt.datasets()}
+        assert {name: loaded.get(name) for name in counts} == counts
+        assert rebuilt.count() == total
+    finally:
+        rebuilt.close()
+    assert update.is_imported(data_dir, "gdc")  # so an unchanged refresh does not import again
+    fake.requests.clear()
+    again = await update.download_source("gdc", url, data_dir, files=FILES)
+    assert again.new == [] and update.is_imported(data_dir, "gdc")
 
 
 @pytest.mark.parametrize("bad, reason", [
