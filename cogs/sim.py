@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -56,8 +57,9 @@ PHASE_CHOICES = [
     Choice(name="shooting", value="shooting"),
     Choice(name="fight", value="fight"),
 ]
-# `crits:` folds the critical hit and critical wound thresholds into one option (every combination of 2+..6+,
-# exactly Discord's 25 choices), so /sim unit stays within Discord's 25 options with `faction:` added.
+# `crits:` folds the critical hit and critical wound thresholds into one option ("5/6": hits 5+, wounds
+# 6+), so /sim unit stays within Discord's 25 options with `faction:` added. It is autocompleted text, not
+# fixed choices: 25 listed combinations cost ~1,000 of the 4,000 characters Discord allows a command.
 _CRIT_ORDER = [(6, 6), (5, 6), (6, 5), (5, 5), (4, 6), (6, 4), (4, 4), (5, 4), (4, 5), (3, 6), (6, 3), (3, 3),
                (2, 6), (6, 2), (2, 2)]
 _CRIT_ORDER += [(h, w) for h in range(6, 1, -1) for w in range(6, 1, -1) if (h, w) not in _CRIT_ORDER]
@@ -66,6 +68,7 @@ CRIT_CHOICES = [
            value=f"{h}/{w}")
     for h, w in _CRIT_ORDER
 ]
+_CRITS = re.compile(r"^\s*([2-6])\s*\+?\s*[/,; ]\s*([2-6])\s*\+?\s*$")
 REROLL_CHOICES = [
     Choice(name="no re-roll", value="none"),
     Choice(name="re-roll 1s", value="ones"),
@@ -94,14 +97,20 @@ def _choice_name(text: str) -> str:
 
 
 def _crits(value: str | None) -> dict[str, int]:
-    """`crits:` "5/6" -> the SimOptions thresholds; absent -> SimOptions' defaults."""
+    """`crits:` "5/6" (also "5+/6+", "5 6") -> the SimOptions thresholds; absent -> SimOptions' defaults."""
     if not value:
         return {}
-    hit, _, wound = str(value).partition("/")
-    if not (hit.isdigit() and wound.isdigit() and 2 <= int(hit) <= 6 and 2 <= int(wound) <= 6):
-        raise UserError("`crits` is one of the listed choices, e.g. critical hits 5+, critical wounds 6+.",
-                        field="crits")
-    return {"critical_hit": int(hit), "critical_wound": int(wound)}
+    match = _CRITS.match(value)
+    if match is None:
+        raise UserError("`crits` is the critical hit and critical wound rolls as `hit/wound`, each 2 to 6: "
+                        "`5/6` means critical hits on 5+ and critical wounds on 6+.", field="crits")
+    return {"critical_hit": int(match.group(1)), "critical_wound": int(match.group(2))}
+
+
+def crit_choices(current: str) -> list[Choice[str]]:
+    """The combinations whose value or wording contains what was typed (all 25 when nothing is)."""
+    typed = (current or "").strip().casefold().replace("+", "")
+    return [c for c in CRIT_CHOICES if typed in c.value or typed in c.name.casefold().replace("+", "")][:25]
 
 
 class Sim(commands.Cog):
@@ -181,7 +190,6 @@ class Sim(commands.Cog):
         phase=PHASE_CHOICES,
         reroll_hits=REROLL_CHOICES,
         reroll_wounds=REROLL_CHOICES,
-        crits=CRIT_CHOICES,
         edition=EDITION_CHOICES,
         method=METHOD_CHOICES,
     )
@@ -208,7 +216,7 @@ class Sim(commands.Cog):
         save_mod: app_commands.Range[int, -3, 3] = 0,
         reroll_hits: str = "none",
         reroll_wounds: str = "none",
-        crits: str | None = None,
+        crits: app_commands.Range[str, 1, 20] | None = None,
         fnp: app_commands.Range[int, 2, 6] | None = None,
         edition: str | None = None,
         method: str = "exact",
@@ -292,6 +300,10 @@ class Sim(commands.Cog):
     async def _leader_autocomplete(self, interaction: discord.Interaction, current: str) -> list[Choice[str]]:
         return self._datasheet_choices(interaction, current)
 
+    @unit.autocomplete("crits")
+    async def _unit_crits_autocomplete(self, interaction: discord.Interaction, current: str) -> list[Choice[str]]:
+        return crit_choices(current)
+
     @unit.autocomplete("faction")
     async def _faction_autocomplete(self, interaction: discord.Interaction, current: str) -> list[Choice[str]]:
         return faction_choices(self.services.catalog, current)
@@ -367,7 +379,6 @@ class Sim(commands.Cog):
     @app_commands.choices(
         reroll_hits=REROLL_CHOICES,
         reroll_wounds=REROLL_CHOICES,
-        crits=CRIT_CHOICES,
         edition=EDITION_CHOICES,
         method=METHOD_CHOICES,
     )
@@ -385,7 +396,7 @@ class Sim(commands.Cog):
         save_mod: app_commands.Range[int, -3, 3] = 0,
         reroll_hits: str = "none",
         reroll_wounds: str = "none",
-        crits: str | None = None,
+        crits: app_commands.Range[str, 1, 20] | None = None,
         edition: str | None = None,
         method: str = "exact",
     ) -> None:
@@ -406,6 +417,10 @@ class Sim(commands.Cog):
             ],
         )
         await self._run_and_reply(interaction, request, description)
+
+    @custom.autocomplete("crits")
+    async def _custom_crits_autocomplete(self, interaction: discord.Interaction, current: str) -> list[Choice[str]]:
+        return crit_choices(current)
 
 
 async def setup(bot: commands.Bot) -> None:

@@ -135,3 +135,12 @@ def test_console_json_mode_prints_one_line_per_reply(tmp_path):
     for line in lines:
         assert set(line) >= {"command", "ephemeral", "content", "embeds", "files", "components"}
         assert set(line["embeds"][0]) >= {"title", "description", "fields", "footer"}
+
+
+async def test_the_command_tree_is_one_discord_accepts(console) -> None:
+    """The payload `tree.sync()` uploads passes Discord's checks (25 options, 4,000 characters per command,
+    …) here, without the e2e processes: a new option that overflows a command fails this fast test."""
+    from tests.fakediscord.validate import command_problems
+
+    payload = [command.to_dict(console.tree) for command in console.tree.get_commands()]
+    assert command_problems(payload) == []

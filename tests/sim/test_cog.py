@@ -211,11 +211,21 @@ async def test_critical_hit_threshold_option(console: ConsoleSession) -> None:
     assert bad.ephemeral and "crits" in bad.text()
 
 
-async def test_sim_unit_stays_within_discords_25_options_and_crits_lists_every_combination(console) -> None:
+async def test_sim_unit_stays_within_discords_25_options_and_crits_offers_every_combination(console) -> None:
     unit = next(c for c in console.tree.walk_commands() if c.qualified_name == "sim unit")
     assert len(unit.parameters) == 25 and "faction" in {p.name for p in unit.parameters}
-    crits = next(p for p in unit.parameters if p.name == "crits")
-    assert len(crits.choices) == 25 == len({c.value for c in crits.choices})
+    for command in ("unit", "custom"):
+        offered = await console.autocomplete(f"/sim {command} crits:", "crits")
+        assert len(offered) == 25 == len({c["value"] for c in offered})
+    narrowed = await console.autocomplete("/sim custom crits:5+/", "crits")
+    assert narrowed and all((c["value"]).startswith("5/") for c in narrowed)
+
+
+async def test_crits_accepts_the_ways_players_write_it(console: ConsoleSession) -> None:
+    line = '/sim custom attacker:A=6 BS=3 S=4 D=1 kw="SUSTAINED HITS 1" target:T=4 Sv=3 W=1 models=10'
+    for typed in ("5+/6+", "5 6", "5/6"):
+        reply = only(await console.send(f"{line} crits:{typed}"), "followup")
+        assert "critical hits on 5+" in reply.embeds[0]["description"], typed
 
 
 async def test_user_typed_names_are_escaped_and_never_ping(console: ConsoleSession) -> None:
