@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bot.games import commands as gc
 from bot.games.store import GameStore
@@ -321,3 +323,25 @@ def test_least_privilege_role_starts_and_moves(tmp_path: Path, pg_server) -> Non
     assert (report.games, report.verified, report.differences) == (5, 5, [])
     with psycopg.connect(admin_url, autocommit=True) as conn:
         assert missing_foreign_keys(PgConn(conn)) == []
+
+
+@given(st.one_of(st.text(max_size=30), st.integers(-10**9, 10**9).map(str)))
+def test_jobs_and_batch_take_a_bounded_whole_number(text: str) -> None:
+    import argparse
+
+    from bot.storage.cli import _bounded
+    from bot.storage.move import MAX_BATCH_GAMES, MAX_JOBS
+
+    for option, high in (("--jobs", MAX_JOBS), ("--batch", MAX_BATCH_GAMES)):
+        try:
+            value = _bounded(option, 1, high)(text)
+        except argparse.ArgumentTypeError as error:
+            assert option in str(error)
+        else:
+            assert 1 <= value <= high and value == int(text)
+
+
+@pytest.mark.parametrize("option", [["--jobs", "0"], ["--batch", "5001"], ["--jobs", "many"]])
+def test_out_of_range_jobs_or_batch_exit_2(option: list[str], tmp_path: Path) -> None:
+    done = cli("migrate-store", "--from", f"sqlite:{tmp_path / 'a.db'}", "--to", f"sqlite:{tmp_path / 'b.db'}", *option)
+    assert done.returncode == 2 and "Traceback" not in done.stderr and option[0] in done.stderr
