@@ -112,7 +112,7 @@ def time_move(server: PostgresServer, sqlite_path: Path, url: str, jobs: int | N
     report = json.loads(done.stdout)
     time.sleep(0.5)  # let the server reap the closed connections' backends
     return [f"move SQLite -> PostgreSQL     {report['games']:,} games, {report['events']:,} events in {seconds:.1f} s "
-            f"({report['jobs']} worker processes), {report['verified']:,} verified game by game, "
+            f"({report['jobs']} worker process{'es' if report['jobs'] != 1 else ''}), {report['verified']:,} verified game by game, "
             f"{len(report['differences'])} differences   target < {MOVE_TARGET_S:.0f} s   "
             f"ratio {seconds / MOVE_TARGET_S:.2f}",
             f"  CPU used: migrate-store and its workers {children_cpu_s() - mover0:.1f} s, PostgreSQL server "
