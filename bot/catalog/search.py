@@ -47,6 +47,7 @@ CORE_NAME_SCORE = 97.0
 # Generic tails of unit names that players leave out ("intercessors", "leman russ", "riptide").
 GENERIC_TAILS = ("squad", "battle tank", "battlesuit", "battlesuits")
 MAX_CORRECTED_WORDS = 4
+MAX_READINGS = 12  # readings of one query searched (each is a pass over the name tiers)
 AUTOCOMPLETE_FUZZY_BELOW = 80.0  # autocomplete runs the fuzzy tier only when no name has the typed words
 CONFIDENT_SCORE = 88.0
 CONFIDENT_MARGIN = 1.5
@@ -310,7 +311,7 @@ class SearchIndex:
         if q not in self.aliases.whole and q not in self.aliases.words:  # an abbreviation says what it means
             for fixed in self.corrected(parameterless(q)):
                 add(self._alias_readings(fixed), TYPO_PENALTY)
-        return out
+        return out[:MAX_READINGS]
 
     def corrected(self, q: str) -> tuple[str, ...]:
         """Readings of `q` with each word that starts no name word (and is no abbreviation) replaced by the

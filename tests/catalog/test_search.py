@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from bot.catalog.keywords import split_name_keywords
 from bot.catalog.model import KINDS
 from bot.catalog.normalize import compact, normalize, rule_number
-from bot.catalog.search import parameterless
+from bot.catalog.search import MAX_READINGS, parameterless
 from bot.catalog.service import Catalog, open_catalog
 from tests.catalog.conftest import settings_for
 
@@ -168,7 +168,8 @@ def test_autocomplete_matches_a_name_typed_with_extra_spaces(small_catalog: Cata
 def test_corrections_are_bounded(small_catalog: Catalog, query: str) -> None:
     readings = small_catalog.index.corrected(normalize(query))
     assert len(readings) <= 4
-    assert len(small_catalog.index.variants(normalize(query))) <= 16
+    assert len(small_catalog.index.variants(normalize(query))) <= MAX_READINGS
+    assert small_catalog.index.variants(normalize(query))[:1] in ([], [(normalize(query), 0.0)])
 
 
 HOSTILE = [
