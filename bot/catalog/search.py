@@ -427,8 +427,8 @@ class SearchIndex:
             eager_fuzzy and (strong < 3 or bool(rec_scores) and max(rec_scores.values()) < 90))
         if fuzzy and weak and len(q.replace(" ", "")) >= 4:
             # typo tolerance, only when the cheap tiers found little: the literal query and the
-            # first alias reading (e.g. "dev wuonds" -> "devastating wuonds")
-            for variant, penalty in variants[:2]:
+            # first alias reading (e.g. "dev wuonds" -> "devastating wuonds"); per keystroke the literal only
+            for variant, penalty in variants[:2 if eager_fuzzy else 1]:
                 name_scores.append(({n: 0.8 * sc for n, sc in self._fuzzy(variant, max(30, limit * 4))}, penalty))
         merged: dict[str, float] = {}
         for names, penalty in name_scores:
@@ -439,7 +439,7 @@ class SearchIndex:
                     continue
                 if score - penalty > merged.get(name, -1.0):
                     merged[name] = score - penalty
-        keep = max(limit * 8, 80)
+        keep = max(limit * 8, 80) if eager_fuzzy else max(limit * 4, 60)  # autocomplete shows names only
         best_names = heapq.nlargest(keep, merged.items(), key=lambda kv: kv[1]) if len(merged) > keep \
             else merged.items()
         for name, s in best_names:
