@@ -97,7 +97,7 @@ class Layout:
 
     A one-wound matrix is linear in the groups' one-model step matrices (engine.exact.step_matrix), so
     the layout precomputes, once per target, where each of their entries lands: building T for a
-    weapon is then one gather and one bincount."""
+    weapon is then one gather and one assignment."""
 
     nc: Queue
     ch: Queue
@@ -105,7 +105,7 @@ class Layout:
     start: int
     last_nc_group: int
     last_ch_group: int
-    offsets: list[int]  # where group i's flattened (W, W+1) step matrix starts in the value vector
+    offsets: list[int]  # where group i's step values (`_step_values`, 2W+1) start in the value vector
     scatter: dict[bool, tuple[np.ndarray, np.ndarray]]  # precision -> (flat T index, value index)
     receivers: dict[bool, np.ndarray]
     killed: np.ndarray  # (groups, states) models of each group destroyed
@@ -121,17 +121,52 @@ class Layout:
         return self.size - 2
 
     def transition(self, losses: dict[int, np.ndarray], precision: bool) -> np.ndarray:
-        """The dense one-wound matrix T[from, to] for a weapon with these per-group loss pmfs."""
-        parts = [exact.step_matrix(losses[i], mg_w).ravel() if i in losses else np.zeros(mg_w * (mg_w + 1))
-                 for i, mg_w in enumerate(self.group_wounds)]
-        values = np.concatenate(parts + [np.ones(1)])
+        """The dense one-wound matrix T[from, to] for a weapon with these per-group loss pmfs.
+
+        Each entry of a group's step matrix (engine.exact.step_matrix) is either a loss probability,
+        zero or a tail probability P(loss >= l): the layout gathers them straight from one short
+        vector per group (`_step_values`), and the flat T indices are unique, so T is one gather and
+        one assignment (the same numbers as step_matrix, without building it)."""
+        parts = [_step_values(losses[i], w) if i in losses else np.zeros(2 * w + 1)
+                 for i, w in enumerate(self.group_wounds)]
+        values = np.concatenate(parts + [_ONE])
         flat, idx = self.scatter[precision]
-        return np.bincount(flat, weights=values[idx], minlength=self.size * self.size).reshape(self.size, self.size)
+        t = np.zeros(self.size * self.size)
+        t[flat] = values[idx]
+        return t.reshape(self.size, self.size)
 
     def receiver(self, precision: bool) -> np.ndarray:
         """Group index of the model that receives the next wound, per state (after destruction: the
         last model destroyed)."""
         return self.receivers[precision]
+
+
+_ONE = np.ones(1)
+_ONE.flags.writeable = False
+
+
+def _step_values(loss: np.ndarray, w: int) -> np.ndarray:
+    """[loss[0..W-1] (zero-padded), 0, P(loss >= 1..W)]: every value a (W, W+1) step matrix holds,
+    computed as engine.exact.step_matrix does (same tail cumsum, so the same floating-point values)."""
+    out = np.zeros(2 * w + 1)
+    n = min(w, loss.size)
+    out[:n] = loss[:n]
+    tail = np.cumsum(loss[::-1])[::-1]  # tail[l] = P(L >= l)
+    k = min(loss.size, w + 1)
+    out[w + 1 : w + k] = tail[1:k]
+    return out
+
+
+@lru_cache(maxsize=64)
+def _step_index(w: int) -> np.ndarray:
+    """Index into `_step_values` of each entry of the flattened (W, W+1) step matrix."""
+    j = np.arange(w)[:, None]
+    k = np.arange(w + 1)[None, :]
+    idx = np.where(k < j, w, k - j)  # below the diagonal: the zero at index W
+    idx = np.where(k == w, 2 * w - j, idx)  # kill column: P(L >= W - j) at index W + (W - j)
+    idx = idx.ravel()
+    idx.flags.writeable = False
+    return idx
 
 
 def _queue_entries(q: Queue, offsets: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -142,7 +177,7 @@ def _queue_entries(q: Queue, offsets: list[int]) -> tuple[np.ndarray, np.ndarray
         k = np.tile(np.arange(w + 1), w)
         frm.append(s + j)
         to.append(s + k)
-        idx.append(offsets[gi] + j * (w + 1) + k)
+        idx.append(offsets[gi] + _step_index(w)[j * (w + 1) + k])
     if not frm:
         return (np.zeros(0, dtype=np.int64),) * 3
     return np.concatenate(frm), np.concatenate(to), np.concatenate(idx)
@@ -160,7 +195,7 @@ def _layout(groups: tuple[ModelGroup, ...], wounds_lost: int) -> Layout:
     offsets, total = [], 0
     for g in groups:
         offsets.append(total)
-        total += g.wounds * (g.wounds + 1)
+        total += 2 * g.wounds + 1
     one = total  # index of the constant 1.0 at the end of the value vector
     nf, nt, ni = _queue_entries(nc, offsets)
     cf, ct, ci = _queue_entries(ch, offsets)
@@ -200,7 +235,10 @@ def _layout(groups: tuple[ModelGroup, ...], wounds_lost: int) -> Layout:
         frm = np.concatenate([frm, [terminal, extra]])
         to = np.concatenate([to, [terminal, extra]])
         idx = np.concatenate([idx, [one, one]])
-        scatter[precision] = (frm * size + to, idx)
+        flat = frm * size + to
+        if np.unique(flat).size != flat.size:  # each (from, to) pair is written once: T is a plain gather
+            raise AssertionError("mixed layout: a transition entry is written twice")
+        scatter[precision] = (flat, idx)
         r = np.empty(size, dtype=np.int64)
         r[:-1] = recv
         r[terminal] = ch.groups[-1] if lc else nc.groups[-1]
