@@ -23,6 +23,7 @@ Per weapon group:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -148,8 +149,54 @@ def count_pmf(g: ResolvedGroup) -> np.ndarray:
     return dice.convolve_power(g.attacks_per_model, g.models)
 
 
+CLOSED_FORM_MAX_DICE = 120  # binomial coefficients and powers stay far inside float range up to here
+
+
+@lru_cache(maxsize=32)
+def _binomials(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Read-only tables for dice counts up to n: C(c, s) (zero for s > c); c - s (0 for s > c);
+    C(i + j, i) (zero for i + j > n); i + j (0 for i + j > n)."""
+    table = np.array([[float(math.comb(c, s)) for s in range(n + 1)] for c in range(n + 1)])
+    diff = np.subtract.outer(np.arange(n + 1), np.arange(n + 1))
+    diff[diff < 0] = 0
+    total = np.add.outer(np.arange(n + 1), np.arange(n + 1))
+    inside = total <= n
+    total[~inside] = 0
+    pascal = np.where(inside, table[total, np.arange(n + 1)[:, None]], 0.0)
+    out = (table, diff, pascal, total)
+    for arr in out:
+        arr.flags.writeable = False
+    return out
+
+
+def _compound_closed(counts: np.ndarray, kernel: np.ndarray) -> np.ndarray | None:
+    """`compound` in closed form when one die moves each axis by at most one and never both: a
+    kernel [p0, pn] (binomial) or [[p0, pm], [pn, 0]] (trinomial). With C ~ counts dice,
+    P(n, m) = C(n+m, n) pn^n pm^m h[n+m], h[s] = sum_c counts[c] C(c, s) p0^(c-s): a handful of
+    array operations instead of one convolution (or FFT step) per possible number of dice.
+    None: another kernel (or too many dice), use the general path."""
+    cmax = counts.size - 1
+    if cmax > CLOSED_FORM_MAX_DICE:
+        return None
+    if kernel.shape == (2,):
+        p0, pn, pm = kernel[0], kernel[1], 0.0
+    elif kernel.shape == (2, 2) and kernel[1, 1] == 0.0:
+        p0, pn, pm = kernel[0, 0], kernel[1, 0], kernel[0, 1]
+    else:
+        return None
+    table, diff, pascal, total = _binomials(cmax)
+    steps = np.arange(cmax + 1)
+    h = counts @ (table * (p0**steps)[diff])  # table is zero where s > c
+    if kernel.ndim == 1:
+        return pn**steps * h
+    return pascal * h[total] * (pn**steps)[:, None] * (pm**steps)[None, :]
+
+
 def compound(counts: np.ndarray, kernel: np.ndarray) -> np.ndarray:
     """Distribution of the sum of C i.i.d. draws from `kernel`, C ~ `counts` (exact)."""
+    closed = _compound_closed(counts, kernel)
+    if closed is not None:
+        return closed
     cmin = int(np.flatnonzero(counts)[0])
     cmax = counts.size - 1
     if kernel.ndim == 1:
