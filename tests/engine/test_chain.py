@@ -82,3 +82,26 @@ def test_renewal_batched_over_states_and_weights(models, wounds, t, rows, states
         np.testing.assert_allclose(got[r], exact.powers_mixture(s, step, weights[r]), atol=1e-12, rtol=0)
     single = exact.renewal_mixture(s, loss, weights[0], wounds)
     np.testing.assert_allclose(single, got[0], atol=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("two_d", [False, True])
+def test_compound_closed_form_equals_convolution(seed, two_d, monkeypatch):
+    """The binomial / trinomial closed form of `compound` against the general path (convolutions in
+    1-D, the FFT generating function in 2-D), over random die counts and kernels up to its limit."""
+    rng = np.random.default_rng(seed)
+    cmax = int(rng.integers(0, exact.CLOSED_FORM_MAX_DICE + 1)) if seed else exact.CLOSED_FORM_MAX_DICE
+    counts = rng.random(cmax + 1)
+    counts[: int(rng.integers(0, cmax + 1))] = 0.0
+    counts[-1] += 0.1
+    counts /= counts.sum()
+    kernel = rng.random((2, 2) if two_d else 2)
+    if two_d:
+        kernel[1, 1] = 0.0
+    kernel /= kernel.sum()
+    got = exact.compound(counts, kernel)
+    monkeypatch.setattr(exact, "CLOSED_FORM_MAX_DICE", -1)
+    expected = exact.compound(counts, kernel)
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, atol=1e-12, rtol=0)
+    assert got.sum() == pytest.approx(1.0, abs=1e-12)
