@@ -299,9 +299,7 @@ def _alive(s: np.ndarray) -> float:
 def _trim(p: np.ndarray) -> tuple[int, int]:
     """Index range [lo, hi] outside of which the mass is negligible."""
     c = np.cumsum(p)
-    total = c[-1]
-    lo = int(np.searchsorted(c, limits.TAIL_EPSILON))
-    hi = int(np.searchsorted(c, total - limits.TAIL_EPSILON))
+    lo, hi = np.searchsorted(c, (limits.TAIL_EPSILON, c[-1] - limits.TAIL_EPSILON)).tolist()
     return lo, min(hi, p.size - 1)
 
 

@@ -264,25 +264,41 @@ def _save_mixed(loss: np.ndarray, save: float) -> np.ndarray:
     return out
 
 
-def _mixture_steps(x: np.ndarray, t: np.ndarray, joint: np.ndarray, fail: np.ndarray) -> tuple[np.ndarray, float]:
+def _mixture_steps(x: np.ndarray, t: np.ndarray, joint: np.ndarray, n_pmf: np.ndarray,
+                   fail: np.ndarray) -> tuple[np.ndarray, float]:
     """ys[m] = sum_n joint[n, m] x T^n for rows x (rows, S), and the expected failed saves (each of
-    the n wounds fails with the receiving model's probability `fail` per state)."""
+    the n wounds fails with the receiving model's probability `fail` per state); n_pmf is the joint's
+    n marginal. One row (always so in 11e) is stepped as a vector against T's transpose: the
+    matrix-vector product BLAS does fastest."""
     n_max = joint.shape[0] - 1
     xs = np.empty((n_max + 1,) + x.shape)
     xs[0] = x
-    for n in range(n_max):
-        np.matmul(xs[n], t, out=xs[n + 1])
+    if x.shape[0] == 1:
+        vs = xs[:, 0]
+        tt = t.T
+        for n in range(n_max):
+            np.dot(tt, vs[n], out=vs[n + 1])
+    else:
+        for n in range(n_max):
+            np.dot(xs[n], t, out=xs[n + 1])
     flat = xs.reshape(n_max + 1, -1)
     ys = (joint.T @ flat).reshape((joint.shape[1],) + x.shape)
-    tail = joint.sum(axis=1)[::-1].cumsum()[::-1]  # P(N >= n)
-    unsaved = float(tail[1:] @ (xs[:-1] @ fail).sum(axis=-1)) if n_max else 0.0
+    if not n_max:
+        return ys, 0.0
+    tail = n_pmf[:0:-1].cumsum()[::-1]  # P(N >= n), n >= 1
+    unsaved = float(tail @ (xs[:-1] @ fail).sum(axis=-1))
     return ys, unsaved
 
 
-def _trimmed_joint(joint: np.ndarray) -> np.ndarray:
+def _trimmed_joint(joint: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The joint without its negligible tails, and its n and m marginals."""
     n_hi = exact._trim(joint.sum(axis=1))[1]
+    if joint.shape[1] == 1:
+        joint = joint[: n_hi + 1]
+        return joint, joint[:, 0], np.ones(1)
     m_hi = exact._trim(joint.sum(axis=0))[1]
-    return joint[: n_hi + 1, : m_hi + 1]
+    joint = joint[: n_hi + 1, : m_hi + 1]
+    return joint, joint.sum(axis=1), joint.sum(axis=0)
 
 
 def _pending_cap(groups: list[ResolvedGroup], target: Target, thinned: bool) -> int:
@@ -362,15 +378,15 @@ def run(groups: list[ResolvedGroup], target: Target, devastating_spills: bool) -
         stages["attacks"] += gd.attacks
         stages["hits"] += gd.hits
         stages["wounds"] += gd.wounds
-        joint = _trimmed_joint(gd.joint)
+        joint, n_pmf, m_pmf = _trimmed_joint(gd.joint)
         saves = g.group_save_probs()
         losses = {i: _save_mixed(exact.loss_pmf(g.group_damage[i], g.group_fnp[i]), saves[i]) for i in range(n_groups)}
         t = lay.transition(losses, g.precision)
         fail = 1.0 - np.asarray(saves)[lay.receiver(g.precision)]
         flat = x.reshape(-1, lay.size)
         live = np.flatnonzero(flat.any(axis=1))  # 10e: only the pending rows that hold mass so far
-        ys, unsaved = _mixture_steps(flat[live], t, joint, fail)
-        m_mean = float(np.dot(np.arange(joint.shape[1]), joint.sum(axis=0)))
+        ys, unsaved = _mixture_steps(flat[live], t, joint, n_pmf, fail)
+        m_mean = float(np.dot(np.arange(m_pmf.size), m_pmf)) if m_pmf.size > 1 else 0.0
         stages["unsaved"] += unsaved + m_mean
         if joint.shape[1] > 1 and pending:
             amount = lay.ch.groups[0] if g.precision else first_allocated(target.groups)
