@@ -400,9 +400,7 @@ def run(groups: list[ResolvedGroup], target: Target, devastating_spills: bool) -
         else:
             mortal = {i: exact.loss_pmf(g.group_damage[i], g.group_fnp_mortal[i]) for i in range(n_groups)}
             tm = lay.transition(mortal, g.precision)
-            r = ys[-1]
-            for m in range(joint.shape[1] - 2, -1, -1):
-                r = r @ tm + ys[m]
+            r = _horner(ys, tm)
         flat = np.zeros_like(flat)
         flat[live] = r
         x = flat.reshape(x.shape)
@@ -414,17 +412,27 @@ def _inflict_pending(x: np.ndarray, groups: list[ResolvedGroup], lay: Layout, th
     """10e: the pending mortal wounds, one at a time (spilling over), with each model's mortal FNP."""
     keep = groups[0].group_fnp_mortal
     ones = {i: exact.loss_pmf(np.array([0.0, 1.0]), 0.0 if thinned else keep[i]) for i in range(len(keep))}
-    y = x[:, -1]
-    if x.shape[1] > 1:
-        tp = lay.transition(ones, True)
-        for p in range(x.shape[1] - 2, -1, -1):
-            y = y @ tp + x[:, p]
-    z = y[-1]
-    if y.shape[0] > 1:
-        tn = lay.transition(ones, False)
-        for p in range(y.shape[0] - 2, -1, -1):
-            z = z @ tn + y[p]
-    return z
+    y = _horner(x.transpose(1, 0, 2), lay.transition(ones, True)) if x.shape[1] > 1 else x[:, 0]
+    return _horner(y, lay.transition(ones, False)) if y.shape[0] > 1 else y[0]
+
+
+def _horner(terms: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """sum_k terms[k] T^k by Horner's rule (terms[k]: a state vector or rows of them); a single row
+    is stepped as a vector against T's transpose (gemv, the cheapest product for BLAS)."""
+    one_row = terms.ndim == 3 and terms.shape[1] == 1
+    if one_row:
+        terms = terms[:, 0]
+    r = terms[-1].copy()
+    if r.ndim == 1:
+        tt = t.T
+        for k in range(terms.shape[0] - 2, -1, -1):
+            r = np.dot(tt, r)
+            r += terms[k]
+    else:
+        for k in range(terms.shape[0] - 2, -1, -1):
+            r = np.dot(r, t)
+            r += terms[k]
+    return r[None] if one_row else r
 
 
 def _summarise(final: np.ndarray, lay: Layout, target: Target, n_groups: int, stages: dict) -> dict:
