@@ -67,11 +67,21 @@ def _binom(n: int, p: float) -> np.ndarray:
 
 def per_die_kernel(g: ResolvedGroup, collapse_ok: bool, saves: bool = True) -> tuple[np.ndarray, dict[str, float], bool]:
     """Joint (n, m) distribution of one attack die, its expected stage counts and whether collapsed.
-    `saves` False: n counts wounds before any saving throw (mixed targets roll saves at allocation)."""
-    hp = np.array([0.0, 1.0, 0.0]) if g.auto_hit else g.hit_probs()
-    wp = g.wound_probs()
+    `saves` False: n counts wounds before any saving throw (mixed targets roll saves at allocation).
+    A pure function of the die's resolved probabilities and keywords: cached on exactly those."""
+    hp = (0.0, 1.0, 0.0) if g.auto_hit else tuple(g.hit_probs().tolist())
+    wp = tuple(g.wound_probs().tolist())
     s = g.save_prob() if saves else 0.0
-    if g.devastating:
+    sustained = None if g.sustained is None or g.auto_hit else tuple(g.sustained.tolist())
+    kernel, stages, collapsed = _die_kernel(hp, wp, s, g.devastating, g.lethal, sustained, collapse_ok)
+    return kernel, dict(stages), collapsed
+
+
+@lru_cache(maxsize=1024)
+def _die_kernel(hp: tuple[float, ...], wp: tuple[float, ...], s: float, devastating: bool, lethal: bool,
+                sustained: tuple[float, ...] | None, collapse_ok: bool) -> tuple[np.ndarray, dict[str, float], bool]:
+    """per_die_kernel from the hit, wound and save probabilities (the kernel is read-only)."""
+    if devastating:
         a, b = wp[1] * (1 - s), wp[2]
     else:
         a, b = (wp[1] + wp[2]) * (1 - s), 0.0
@@ -82,12 +92,13 @@ def per_die_kernel(g: ResolvedGroup, collapse_ok: bool, saves: bool = True) -> t
     else:
         rolled = np.array([[1.0 - a - b, b], [a, 0.0]])
         auto = np.array([[s, 0.0], [1.0 - s, 0.0]])
-    crit_first = auto if g.lethal else rolled
+    crit_first = auto if lethal else rolled
     extra_hits = 0.0
-    if g.sustained is not None and not g.auto_hit:
-        extras = _mixture_power(rolled, g.sustained)
+    if sustained is not None:
+        sus = np.array(sustained)
+        extras = _mixture_power(rolled, sus)
         crit_out = _conv(crit_first, extras)
-        extra_hits = float(np.dot(np.arange(g.sustained.size), g.sustained))
+        extra_hits = float(np.dot(np.arange(sus.size), sus))
     else:
         crit_out = crit_first
     shape = tuple(max(a, b) for a, b in zip(rolled.shape, crit_out.shape, strict=True))
@@ -95,12 +106,13 @@ def per_die_kernel(g: ResolvedGroup, collapse_ok: bool, saves: bool = True) -> t
     kernel[(0,) * rolled.ndim] = hp[0]
     kernel[tuple(slice(0, n) for n in rolled.shape)] += hp[1] * rolled
     kernel[tuple(slice(0, n) for n in crit_out.shape)] += hp[2] * crit_out
-    rolled_hits = hp[1] + hp[2] * extra_hits + (0.0 if g.lethal else hp[2])
+    rolled_hits = hp[1] + hp[2] * extra_hits + (0.0 if lethal else hp[2])
     stages = {
         "hits": hp[1] + hp[2] * (1 + extra_hits),
-        "wounds": rolled_hits * (wp[1] + wp[2]) + (hp[2] if g.lethal else 0.0),
-        "unsaved": rolled_hits * (a + b) + (hp[2] * (1 - s) if g.lethal else 0.0),
+        "wounds": rolled_hits * (wp[1] + wp[2]) + (hp[2] if lethal else 0.0),
+        "unsaved": rolled_hits * (a + b) + (hp[2] * (1 - s) if lethal else 0.0),
     }
+    kernel.flags.writeable = False
     return kernel, stages, collapsed
 
 
@@ -146,7 +158,15 @@ def _mixture_power(kernel: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 def count_pmf(g: ResolvedGroup) -> np.ndarray:
     """Distribution of the group's attack dice: every model's A roll (plus extra dice) summed."""
-    return dice.convolve_power(g.attacks_per_model, g.models)
+    return _count_pmf(tuple(g.attacks_per_model.tolist()), g.models)
+
+
+@lru_cache(maxsize=1024)
+def _count_pmf(per_model: tuple[float, ...], models: int) -> np.ndarray:
+    """A dice distribution of small immutable inputs (cached like dice._pmf; read-only)."""
+    out = dice.convolve_power(np.array(per_model), models)
+    out.flags.writeable = False
+    return out
 
 
 CLOSED_FORM_MAX_DICE = 120  # binomial coefficients and powers stay far inside float range up to here
