@@ -28,7 +28,7 @@ Feel No Pain inside it; the excess damage is lost). Per weapon group:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -111,6 +111,7 @@ class Layout:
     killed: np.ndarray  # (groups, states) models of each group destroyed
     lost: np.ndarray  # wounds lost by the unit per state, counting from a fresh unit
     group_wounds: list[int]  # W per group
+    _single: dict = field(default_factory=dict, repr=False)  # precision -> `single_wound` (computed once)
 
     @classmethod
     def build(cls, target: Target) -> Layout:
@@ -134,6 +135,20 @@ class Layout:
         t = np.zeros(self.size * self.size)
         t[flat] = values[idx]
         return t.reshape(self.size, self.size)
+
+    def single_wound(self, precision: bool) -> np.ndarray:
+        """Where one wound of exactly one damage (no save, no Feel No Pain) moves each state: that
+        one-wound matrix has a single 1.0 per row, so k such wounds are k look-ups, not k products."""
+        dest = self._single.get(precision)
+        if dest is None:
+            one = np.array([0.0, 1.0])
+            t = self.transition(dict.fromkeys(range(len(self.group_wounds)), one), precision)
+            dest = t.argmax(axis=1)
+            if not np.array_equal(t[np.arange(self.size), dest], np.ones(self.size)):
+                raise AssertionError("mixed layout: one damage does not move every state to one state")
+            dest.flags.writeable = False
+            self._single[precision] = dest
+        return dest
 
     def receiver(self, precision: bool) -> np.ndarray:
         """Group index of the model that receives the next wound, per state (after destruction: the
@@ -411,9 +426,24 @@ def run(groups: list[ResolvedGroup], target: Target, devastating_spills: bool) -
 def _inflict_pending(x: np.ndarray, groups: list[ResolvedGroup], lay: Layout, thinned: bool) -> np.ndarray:
     """10e: the pending mortal wounds, one at a time (spilling over), with each model's mortal FNP."""
     keep = groups[0].group_fnp_mortal
-    ones = {i: exact.loss_pmf(np.array([0.0, 1.0]), 0.0 if thinned else keep[i]) for i in range(len(keep))}
+    if thinned or not any(keep):  # every pending mortal wound costs exactly one wound: look-ups
+        y = _shift_sum(x.transpose(1, 0, 2), lay.single_wound(True)) if x.shape[1] > 1 else x[:, 0]
+        return _shift_sum(y[:, None], lay.single_wound(False))[0] if y.shape[0] > 1 else y[0]
+    ones = {i: exact.loss_pmf(np.array([0.0, 1.0]), keep[i]) for i in range(len(keep))}
     y = _horner(x.transpose(1, 0, 2), lay.transition(ones, True)) if x.shape[1] > 1 else x[:, 0]
     return _horner(y, lay.transition(ones, False)) if y.shape[0] > 1 else y[0]
+
+
+def _shift_sum(terms: np.ndarray, dest: np.ndarray) -> np.ndarray:
+    """sum_k terms[k] T^k for a T that moves each state s to dest[s] with certainty (terms[k]: rows
+    of state vectors, shape (k, rows, S)): state s of terms[k] lands on dest^k(s)."""
+    k_count, rows, size = terms.shape
+    moved = np.empty((k_count, size), dtype=np.int64)
+    moved[0] = np.arange(size)
+    for k in range(1, k_count):
+        moved[k] = dest[moved[k - 1]]
+    flat = moved.ravel()
+    return np.stack([np.bincount(flat, weights=terms[:, r].ravel(), minlength=size) for r in range(rows)])
 
 
 def _horner(terms: np.ndarray, t: np.ndarray) -> np.ndarray:
