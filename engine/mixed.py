@@ -354,12 +354,16 @@ def _add_pending(ys: np.ndarray, live: np.ndarray, shape: tuple, mw: np.ndarray,
     everything lands in that row."""
     m_count = ys.shape[0]
     cap = shape[axis] - 1
-    powers = np.zeros((m_count, cap + 1))
-    powers[0, 0] = 1.0
+    # powers[m]: m critical wounds' mortal wounds, everything at or beyond `cap` in row `cap` (capping
+    # once at the end is the same: mortal wounds never decrease, so mass beyond the cap stays there)
+    full = np.zeros((m_count, (m_count - 1) * (mw.size - 1) + 1))
+    full[0, 0] = 1.0
     for m in range(1, m_count):
-        c = np.convolve(powers[m - 1], mw)
-        powers[m, :cap] = c[:cap]
-        powers[m, cap] = c[cap:].sum()
+        n = m * (mw.size - 1) + 1
+        full[m, :n] = np.convolve(full[m - 1, : n - mw.size + 1], mw)
+    powers = np.zeros((m_count, cap + 1))
+    powers[:, : min(cap, full.shape[1])] = full[:, :cap]
+    powers[:, cap] = full[:, cap:].sum(axis=1)
     added = (powers.T @ ys.reshape(m_count, -1)).reshape((cap + 1,) + ys.shape[1:])  # [k, row, S]
     out = np.zeros(shape)
     rows_n, rows_p = np.divmod(live, shape[1])
