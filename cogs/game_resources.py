@@ -58,6 +58,13 @@ async def any_unit_ac(interaction: discord.Interaction, current: str) -> list[ap
     return await unit_choices(interaction, current, side="any")
 
 
+async def destroyed_unit_ac(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+    """The side `mine` names (default: the enemy's), so every choice is one the command accepts (the console
+    fuzz found own units offered, then refused as "not in the opponent's army list")."""
+    mine = getattr(interaction.namespace, "mine", None) is True
+    return await unit_choices(interaction, current, side="own" if mine else "enemy")
+
+
 async def _named(interaction: discord.Interaction, raw: str, *, enemy: bool) -> str:
     """Canonical unit name for the invoker's (or their opponent's) side; unknown players are refused later."""
     state = await current_state(interaction)
@@ -331,7 +338,7 @@ class GameResources(commands.Cog):
 
     @oathband.command(name="destroyed", description="Record that a unit was destroyed.")
     @app_commands.describe(unit="The destroyed unit", mine="It is one of your units (default: an enemy unit)")
-    @app_commands.autocomplete(unit=any_unit_ac)
+    @app_commands.autocomplete(unit=destroyed_unit_ac)
     async def oathband_destroyed(self, interaction: discord.Interaction, unit: str, mine: bool = False) -> None:
         name = await _named(interaction, unit, enemy=not mine)
         await reply(interaction, await act(interaction, gc.destroyed, interaction.user.id, name, mine=mine))

@@ -29,6 +29,9 @@ PLAYERS = (111, 222)
 OUTSIDER = 333
 INTERNAL_ERROR = "Something went wrong"
 FILES_MAX = 10  # attachments per message
+# The bot's "no such thing" answers (unit, datasheet, stratagem, mission, card, weapon).
+NOT_FOUND = re.compile(r"No datasheet matches|^No match|No \S+ mission called|No \S+ stratagem called|"
+                       r"is not a secondary card|is not in .{0,200}'s army list|has no unit called|has no weapon `", re.M)
 ARMY_TEXTS = ["votann_gw_app.txt", "orks_gw_wtc.txt", "votann_newrecruit_wtc.txt", "orks_listforge.txt",
               "orks_newrecruit_simple.txt"]
 
@@ -141,6 +144,8 @@ class Fuzz:
         self.outcomes: defaultdict[str, Counter[str]] = defaultdict(Counter)  # command -> done / refused
         self._next_place = 0
         self.files = _attachment_files(workdir)
+        self._offered: dict[str, str] = {}  # option -> the autocomplete value drawn for it (this line)
+        self.offered_line = False
         self.army_texts = [(FIXTURES / name).read_text(encoding="utf-8") for name in ARMY_TEXTS]
 
     # ------------------------------------------------------------------ running
@@ -231,12 +236,26 @@ class Fuzz:
         refused option refuses the line, and commands have up to 20 options)."""
         valid = data.draw(st.integers(0, 4), label="client-valid?") > 0
         parts = [f"/{command.qualified_name}"]
+        self._offered = {}
+        exact = []
         for param in command.parameters:
             if not param.required and data.draw(st.integers(0, 2), label=f"{param.display_name}?") > 0:
                 continue
             value = await self.draw_value(data, place, command, param, " ".join(parts), valid=valid, user=user)
             parts.append(f"{param.display_name}:{value}")
+            if param.autocomplete:
+                exact.append(self._offered.get(param.display_name) == value)
+        # Every autocomplete option of the line holds exactly what the bot itself offered for it.
+        self.offered_line = valid and bool(exact) and all(exact)
         return " ".join(parts)
+
+    def check_understood(self, place: Place, replies: list[Reply]) -> None:
+        """A value the bot's own autocomplete offered must not be answered with "no such thing"."""
+        if not self.offered_line:
+            return
+        said = "\n".join(r.text() for r in replies)
+        match = NOT_FOUND.search(said)
+        assert match is None, self._report(place, [f"the bot's own autocomplete choice was not understood: {said[:400]!r}"])
 
     async def draw_value(self, data: st.DataObject, place: Place, command: app_commands.Command,
                          param: app_commands.Parameter, line_so_far: str, *, valid: bool = True,
@@ -278,6 +297,7 @@ class Fuzz:
             values = [str(c["value"]) for c in choices if str(c["value"]).strip()]
             if values:
                 real = data.draw(st.sampled_from(values), label=f"{label} choice")
+                self._offered[label] = real
                 return data.draw(hostile.mutate(real), label=label)
         return data.draw(hostile.hostile_text(limit), label=label)
 

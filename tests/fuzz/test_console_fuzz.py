@@ -93,7 +93,7 @@ def _command_property(fuzz: Fuzz, command: app_commands.Command, seed: int):
             if data.draw(st.integers(0, 3), label="server manager?") > (0 if restricted else 2):
                 fuzz.session.set_permissions(user, "manage_guild", "manage_channels")
             line = await fuzz.draw_line(data, place, command, user)
-            await fuzz.send(place, line, user=user)
+            fuzz.check_understood(place, await fuzz.send(place, line, user=user))
 
         fuzz.run(run())
         fuzz.verify_state(place)
@@ -158,7 +158,8 @@ def test_sequences_of_commands_reach_deep_states(fuzz: Fuzz) -> None:
                 step = data.draw(st.sampled_from(STEPS), label="step")
                 if step == "command":
                     command = data.draw(st.sampled_from(fuzz.leaves), label="command")
-                    await fuzz.send(place, await fuzz.draw_line(data, place, command, user), user=user)
+                    line = await fuzz.draw_line(data, place, command, user)
+                    fuzz.check_understood(place, await fuzz.send(place, line, user=user))
                 elif step == "click":
                     controls = fuzz.on_screen(place)
                     if controls:

@@ -69,3 +69,19 @@ async def test_every_unit_of_an_imported_list_can_be_named_in_a_command(console:
         replies = await console.send(f"/unit destroyed unit:{choice['value']}")
         assert_clean(replies)
         assert not replies[0].ephemeral, (choice, replies[0].text())
+
+
+async def test_oathband_destroyed_offers_only_units_it_accepts(console: ConsoleSession) -> None:
+    """Found: /oathband destroyed offered both players' units, and an own unit chosen without mine:true was
+    refused as "not in Bob's army list". It now offers the side `mine` names (default: the enemy's)."""
+    await console.send(START)
+    await console.send(f"/army import file:@{FIXTURES / 'votann_gw_app.txt'}")
+    await console.send(f"/army import file:@{FIXTURES / 'orks_gw_wtc.txt'}", user=222)
+    enemy = await console.autocomplete("/oathband destroyed unit:", "unit")
+    own = await console.autocomplete("/oathband destroyed mine:true unit:", "unit")
+    assert enemy and own and {c["value"] for c in enemy}.isdisjoint({c["value"] for c in own})
+    assert any(c["value"].startswith("Boyz") for c in enemy) and any(c["value"] == "Kâhl" for c in own)
+    for line in (f"/oathband destroyed unit:{enemy[0]['value']}", f"/oathband destroyed unit:{own[0]['value']} mine:true"):
+        replies = await console.send(line)
+        assert_clean(replies)
+        assert not replies[0].ephemeral, (line, replies[0].text())
