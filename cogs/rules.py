@@ -258,7 +258,9 @@ class Rules(commands.Cog):
         entry = catalog.get(query)
         kinds = (kind,) if isinstance(kind, str) else kind
         if entry is not None and ((kinds and entry.kind not in kinds) or (edition and entry.edition != edition)):
-            entry = None  # an id of another kind or edition is read as text
+            # An id of another kind or edition (picked before `edition:` was changed) is looked up by its name
+            # there; read as text, the raw id matched nothing (found by the console fuzz).
+            query, entry = clean_text(entry.name), None
         if entry is None:
             resolution = await asyncio.to_thread(catalog.resolve, query, kind=kind, edition=edition,
                                                  prefer_edition=prefer, faction=(faction or None))

@@ -235,19 +235,20 @@ class Fuzz:
         with hostile text and boundary numbers; the rest may carry anything the client then refuses (one
         refused option refuses the line, and commands have up to 20 options)."""
         valid = data.draw(st.integers(0, 4), label="client-valid?") > 0
-        parts = [f"/{command.qualified_name}"]
         self._offered = {}
-        exact = []
-        for param in command.parameters:
-            if not param.required and data.draw(st.integers(0, 2), label=f"{param.display_name}?") > 0:
-                continue
-            value = await self.draw_value(data, place, command, param, " ".join(parts), valid=valid, user=user)
-            parts.append(f"{param.display_name}:{value}")
-            if param.autocomplete:
-                exact.append(self._offered.get(param.display_name) == value)
+        chosen = [p for p in command.parameters
+                  if p.required or data.draw(st.integers(0, 2), label=f"{p.display_name}?") == 0]
+        values: dict[str, str] = {}
+        # Plain options first, then autocomplete ones in order, each completed with everything drawn before it
+        # on the line (as a person fills the form: the choices then fit the other options).
+        for param in sorted(chosen, key=lambda p: bool(p.autocomplete)):
+            line_so_far = " ".join([f"/{command.qualified_name}", *(f"{k}:{v}" for k, v in values.items())])
+            values[param.display_name] = await self.draw_value(data, place, command, param, line_so_far, valid=valid,
+                                                               user=user)
+        exact = [self._offered.get(p.display_name) == values[p.display_name] for p in chosen if p.autocomplete]
         # Every autocomplete option of the line holds exactly what the bot itself offered for it.
         self.offered_line = valid and bool(exact) and all(exact)
-        return " ".join(parts)
+        return " ".join([f"/{command.qualified_name}", *(f"{p.display_name}:{values[p.display_name]}" for p in chosen)])
 
     def check_understood(self, place: Place, replies: list[Reply]) -> None:
         """A value the bot's own autocomplete offered must not be answered with "no such thing"."""

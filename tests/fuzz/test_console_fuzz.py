@@ -33,6 +33,23 @@ ARMIES_10E = [(111, f"/army import file:@{FIXTURES / 'orks_listforge.txt'}"),
               (222, f"/army import file:@{FIXTURES / 'votann_battlescribe.rosz'}")]
 DEEP = [(111, "/game rolloff winner:111"), (111, "/clock start minutes:5"), (111, "/game next"), (111, "/game next"),
         (222, "/cp gain amount:1"), (111, "/strat use name:Command Re-roll"), (111, "/game next")]
+LONG_NAMES = ["@everyone ``` **Boyz**", "\u202eKâhl\u200b", "<@111> <@&1> [x](https://example.invalid)", "W" * 80,
+              "# Ork \ufeff Nob", "||spoiler|| ~~s~~ `x`"]
+
+
+def _long_game() -> list[tuple[int, str]]:
+    """A long game: free-text units with hostile names (no lists loaded), stratagems, VP and most of five
+    battle rounds, so logs, scores, boards and summaries are as big as they get."""
+    lines: list[tuple[int, str]] = [(111, START_11E), (111, "/game rolloff winner:111")]
+    for i in range(45):
+        user = PLAYERS[i % 2]
+        name = f"{LONG_NAMES[i % len(LONG_NAMES)]} {i}"[:80]
+        step = [f"/judgement add unit:{name} force:true", f"/shock unit:{name}", f"/strat use name:{name} cost:0 force:true",
+                f"/vp secondary amount:1 card:{name}", "/vp add amount:1"][i % 5]
+        lines += [(user, step), (user, "/game next")]
+    return lines
+
+
 # Where an example starts: nothing, a game, a game with both armies, or a game some turns in.
 PRELUDES: dict[str, list[tuple[int, str]]] = {
     "nothing": [],
@@ -43,6 +60,7 @@ PRELUDES: dict[str, list[tuple[int, str]]] = {
     "deep 10e": [(111, START_10E), *ARMIES_10E, *DEEP],
     "drawn armies 11e": [(111, START_11E)],  # then both players import a drawn list (see _prelude)
     "drawn armies 10e": [(111, START_10E)],
+    "long 11e": _long_game(),
 }
 SUPPORTED_TYPES = {discord.AppCommandOptionType.string, discord.AppCommandOptionType.integer,
                    discord.AppCommandOptionType.number, discord.AppCommandOptionType.boolean,

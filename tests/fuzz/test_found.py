@@ -85,3 +85,15 @@ async def test_oathband_destroyed_offers_only_units_it_accepts(console: ConsoleS
         replies = await console.send(line)
         assert_clean(replies)
         assert not replies[0].ephemeral, (line, replies[0].text())
+
+
+async def test_an_entry_id_of_the_other_edition_is_looked_up_by_its_name(console: ConsoleSession) -> None:
+    """Found: an autocomplete id picked before `edition:` was changed was read as text, so the answer was
+    "Nothing in the catalog matches **11e:rule:seed.core:lethal-hits**" (a raw id, and no answer)."""
+    (choice, *_) = await console.autocomplete("/rule edition:11e query:lethal hits", "query")
+    assert choice["value"].startswith("11e:rule:")
+    replies = await console.send(f"/rule query:{choice['value']} edition:10e")
+    assert_clean(replies)
+    answer = replies[0]
+    assert not answer.ephemeral and answer.embeds[0]["title"] == "Lethal Hits"
+    assert "10th edition" in (answer.embeds[0]["footer"] or ""), answer.embeds[0]["footer"]
