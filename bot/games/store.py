@@ -11,7 +11,9 @@ append-only in the database itself (triggers on both backends).
 from __future__ import annotations
 
 import json
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -122,8 +124,69 @@ POSTGRES_MIGRATIONS = [
 MIGRATIONS = {"sqlite": SQLITE_MIGRATIONS, "postgresql": POSTGRES_MIGRATIONS}
 
 CHECKPOINT_EVERY = 32
+# Games whose last written snapshot this process keeps parsed (see `SnapshotCache`).
+SNAPSHOT_CACHE_GAMES = 256
 
 NO_GAME = "There is no game in this channel. Start one with /game start."
+
+
+@dataclass
+class _Cached:
+    text: str  # the snapshot exactly as stored
+    state: GameState  # its parse; never handed out or edited (callers get a copy)
+    armies: dict[str, tuple[dict[str, Any], str]]  # each army object and its JSON text
+
+
+class SnapshotCache:
+    """The parsed snapshot of recently used games, so a command does not re-parse (and re-serialise) the
+    whole state, two imported armies included, every time.
+
+    An entry is used only when the stored snapshot text is exactly the text it was made from (a string
+    comparison, far cheaper than a parse), so a change by another process, a restart or a hand-edited row
+    can never be served stale: it is simply a miss. Callers always receive a copy of the cached state.
+    Armies are replaced whole by events and never edited in place, so copies share them, and their JSON
+    text is reused while the same army object is in the state.
+    """
+
+    def __init__(self, size: int = SNAPSHOT_CACHE_GAMES) -> None:
+        self._size = size
+        self._entries: OrderedDict[int, _Cached] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def load(self, game_id: int, text: str) -> GameState:
+        """A fresh, independent state for the stored snapshot `text` of `game_id`."""
+        with self._lock:
+            entry = self._entries.get(game_id)
+            if entry is not None and entry.text == text:
+                self._entries.move_to_end(game_id)
+                return GameState.from_dict(entry.state.to_dict())
+        data = json.loads(text)
+        state = GameState.from_dict(data)
+        armies = {owner: (army, None) for owner, army in state.armies.items()}
+        self._put(game_id, _Cached(text, GameState.from_dict(state.to_dict()), armies))  # type: ignore[arg-type]
+        return state
+
+    def dump(self, game_id: int, state: GameState) -> str:
+        """The snapshot text of `state` (identical to `_dump(state.to_dict())`), remembered for `game_id`."""
+        data = state.to_dict()
+        with self._lock:
+            entry = self._entries.get(game_id)
+        known = entry.armies if entry is not None else {}
+        armies: dict[str, tuple[dict[str, Any], str]] = {}
+        for owner, army in data["armies"].items():
+            hit = known.get(owner)
+            armies[owner] = (army, hit[1] if hit is not None and hit[0] is army and hit[1] is not None
+                             else _dump(army))
+        text = _dump_state(data, {owner: text for owner, (_, text) in armies.items()})
+        self._put(game_id, _Cached(text, GameState.from_dict(data), armies))  # `data` is already a copy
+        return text
+
+    def _put(self, game_id: int, entry: _Cached) -> None:
+        with self._lock:
+            self._entries[game_id] = entry
+            self._entries.move_to_end(game_id)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
 
 
 @dataclass
@@ -144,6 +207,7 @@ class GameStore:
         self.storage: Storage = open_storage(storage)
         # Every event timestamp (and so the chess clock) comes from here; tests inject a fake clock.
         self.now = now
+        self.snapshots = SnapshotCache()
         self.storage.migrate("games", MIGRATIONS)
 
     # ---- plumbing --------------------------------------------------------------------------------
@@ -171,7 +235,7 @@ class GameStore:
         """(game id, state) of the channel's active game, or None."""
         with self._read() as conn:
             row = self._active_row(conn, channel_id)
-        return (int(row["id"]), GameState.from_dict(json.loads(row["state"]))) if row else None
+        return (int(row["id"]), self.snapshots.load(int(row["id"]), row["state"])) if row else None
 
     def state(self, channel_id: int) -> GameState | None:
         """The channel's active game, or None."""
@@ -356,14 +420,17 @@ class GameStore:
             row = self._active_row(conn, channel_id)
             if row is None:
                 raise UserError(NO_GAME)
-            state = GameState.from_dict(json.loads(row["state"]))
+            game_id = int(row["id"])
+            state = self.snapshots.load(game_id, row["state"])
             outcome = command(state, *args, **kwargs)
-            game_id, seq, depth, now = int(row["id"]), int(row["last_seq"]), int(row["depth"]), self.now()
+            seq, depth, now = int(row["last_seq"]), int(row["depth"]), self.now()
             dumped = None
             for ev in outcome.events:
                 seq += 1
                 ev["ts"] = now
-                events.apply(state, ev)
+                # The state takes the event as logged (parsed back), exactly what a re-fold of the log sees,
+                # so the cached state never holds anything the snapshot text does not say.
+                events.apply(state, {**json.loads(_event_body(ev)), "ts": now})
                 state.seq = seq
                 actor = ev.get("actor")
                 _insert_event(conn, game_id, seq, now, None if actor is None else state.players[actor].user_id, ev)
@@ -371,11 +438,11 @@ class GameStore:
                 if depth:
                     depth += 1
                     if depth % CHECKPOINT_EVERY == 0:
-                        dumped = _dump(state.to_dict())
+                        dumped = self.snapshots.dump(game_id, state)
                         conn.execute("INSERT INTO game_checkpoints (game_id, depth, seq, state) VALUES (?, ?, ?, ?) "
                                      "ON CONFLICT (game_id, depth) DO UPDATE SET seq = excluded.seq, "
                                      "state = excluded.state", (game_id, depth, seq, dumped))
-            dumped = dumped or _dump(state.to_dict())
+            dumped = dumped or self.snapshots.dump(game_id, state)
             if outcome.events and outcome.events[-1]["type"] == "end":
                 status = outcome.events[-1]["data"]["status"]
                 conn.execute("UPDATE games SET status = ?, ended_at = ?, last_seq = ?, state = ?, depth = ? "
@@ -392,9 +459,8 @@ class GameStore:
             row = self._active_row(conn, channel_id)
             if row is None:
                 raise UserError(NO_GAME)
-            state = GameState.from_dict(json.loads(row["state"]))
-            actor = commands.require_player(state, user_id)
             game_id = int(row["id"])
+            actor = commands.require_player(self.snapshots.load(game_id, row["state"]), user_id)
             stack = _effective_seqs(conn, game_id)
             if len(stack) <= 1:
                 raise UserError("Nothing to undo: only the start of the game is left (use /game end to drop it).")
@@ -407,7 +473,7 @@ class GameStore:
             state = _refold(conn, game_id, keep)
             state.seq = seq
             conn.execute("UPDATE games SET last_seq = ?, state = ?, depth = ? WHERE id = ?",
-                         (seq, _dump(state.to_dict()), len(keep), game_id))
+                         (seq, self.snapshots.dump(game_id, state), len(keep), game_id))
             return Result(int(row["id"]), state, Outcome([ev], summary))
 
     def end(self, channel_id: int, user_id: int, *, manager: bool = False, abandon: bool = False) -> Result:
@@ -480,11 +546,25 @@ def _dump(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+def _dump_state(data: dict[str, Any], armies: dict[str, str]) -> str:
+    """`_dump(data)` for a state's `to_dict()`, with each army's JSON text given (`armies`, by owner) instead of
+    serialised again. The encoder writes a dict as its items in order, so the pieces join to the same text."""
+    keys = list(data)
+    at = keys.index("armies")
+    head = _dump({k: data[k] for k in keys[:at]})[1:-1]
+    tail = _dump({k: data[k] for k in keys[at + 1:]})[1:-1]
+    middle = '"armies":{' + ",".join(_dump(str(owner)) + ":" + armies[owner] for owner in data["armies"]) + "}"
+    return "{" + ",".join(part for part in (head, middle, tail) if part) + "}"
+
+
+def _event_body(ev: dict[str, Any]) -> str:
+    return _dump({k: v for k, v in ev.items() if k != "ts"})  # the ts column is the one timestamp
+
+
 def _insert_event(conn: Conn, game_id: int, seq: int, ts: float, actor_user: int | None,
                   ev: dict[str, Any]) -> None:
-    body = {k: v for k, v in ev.items() if k != "ts"}  # the ts column is the one timestamp
     conn.execute("INSERT INTO game_events (game_id, seq, ts, actor_user, type, body) VALUES (?, ?, ?, ?, ?, ?)",
-                 (game_id, seq, ts, actor_user, ev["type"], _dump(body)))
+                 (game_id, seq, ts, actor_user, ev["type"], _event_body(ev)))
 
 
 def _row_event(row: Any) -> dict[str, Any]:
