@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 import discord
@@ -24,10 +25,22 @@ EMBED_FIELDS_MAX = 25
 SELECT_OPTIONS_MAX = 25
 
 
+# Names (units, players, factions) up to this length are escaped once and remembered: a board with two
+# armies escapes dozens of the same names on every command.
+ESCAPE_CACHE_CHARS = 200
+
+
 def escape(text: str, *, limit: int | None = None) -> str:
     """Neutralise Markdown and mentions in user-supplied text (unit names, player names)."""
-    cleaned = discord.utils.escape_mentions(discord.utils.escape_markdown(text))
+    cleaned = _escape_short(text) if len(text) <= ESCAPE_CACHE_CHARS else _escape(text)
     return truncate(cleaned, limit) if limit else cleaned
+
+
+def _escape(text: str) -> str:
+    return discord.utils.escape_mentions(discord.utils.escape_markdown(text))
+
+
+_escape_short = functools.lru_cache(maxsize=4096)(_escape)
 
 
 _OTHER_MENTIONS = re.compile(r"<(?=[#/]|t:|a?:\w+:\d)")  # channel, slash command, timestamp, custom emoji
