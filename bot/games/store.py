@@ -124,8 +124,9 @@ POSTGRES_MIGRATIONS = [
 MIGRATIONS = {"sqlite": SQLITE_MIGRATIONS, "postgresql": POSTGRES_MIGRATIONS}
 
 CHECKPOINT_EVERY = 32
-# Games whose last written snapshot this process keeps parsed (see `SnapshotCache`).
-SNAPSHOT_CACHE_GAMES = 256
+# Games whose last snapshot this process keeps parsed (see `SnapshotCache`): the games in play; a parsed
+# two-army state is about 110 KB of Python objects (plus its ~32 KB text), and a miss only costs one parse.
+SNAPSHOT_CACHE_GAMES = 64
 
 NO_GAME = "There is no game in this channel. Start one with /game start."
 
