@@ -7,6 +7,8 @@ that happen to mention it. Known names come from:
     Pain"), detachments and enhancements (with their faction). These are *strong*: a query that names one
     exactly is about it, so a confident answer with another name is not given.
   - the weapon-ability heads the keyword parser knows (bot/catalog/keywords.py);
+  - the names of the complete public sources, shipped in data/known_names.json.gz (bot/catalog/known_list.py):
+    weak, with their source;
   - the alias table's meanings (data/aliases.toml): weak, used only when nothing answers confidently.
 
 The wh40kdc part is extracted once when the base catalog is built and kept in the catalog's meta table
@@ -35,6 +37,7 @@ class KnownName:
     what: str  # "core ability", "weapon ability", "detachment (Orks)", "enhancement (Orks)", "rules term"
     kinds: tuple[str, ...]  # the catalog kinds an entry for it would have
     strong: bool = True
+    source: str = ""  # where the name is listed, said in the answer (the shipped list: bot/catalog/known_list.py)
 
 
 def bare(name: str) -> str:
@@ -95,7 +98,8 @@ def loads(text: str | None) -> list[KnownName]:
 class KnownNames:
     """Lookup of a query (and its alias readings) among the known names."""
 
-    def __init__(self, strong: list[KnownName], alias_meanings: list[str]) -> None:
+    def __init__(self, strong: list[KnownName], alias_meanings: list[str],
+                 listed: tuple[KnownName, ...] | list[KnownName] = ()) -> None:
         from bot.catalog.keywords import _HEADS
 
         self.by_key: dict[str, list[KnownName]] = {}
@@ -103,6 +107,8 @@ class KnownNames:
             self._put(k)
         for head in [*_HEADS, "Anti"]:
             self._put(KnownName(head.title().replace("-L", "-l").replace("-Q", "-q"), "weapon ability", RULE_KINDS))
+        for k in listed:
+            self._put(k)
         for meaning in alias_meanings:
             self._put(KnownName(bare(meaning).title(), "rules term", RULE_KINDS, strong=False))
         self.keys = sorted(self.by_key)

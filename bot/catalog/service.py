@@ -30,7 +30,7 @@ except ImportError:  # not on Windows: there, concurrent first builds are not se
 
 from bot.catalog import imports as kept
 from bot.catalog import known as known_mod
-from bot.catalog import things
+from bot.catalog import known_list, things
 from bot.catalog.importers import seeds as seed_importer
 from bot.catalog.importers import wh40kdc as wh40kdc_dataset
 from bot.catalog.known import KnownName, KnownNames
@@ -169,14 +169,15 @@ class Catalog:
         return any(d["name"].startswith(("gdc", "wahapedia")) for d in self.datasets())
 
     def _known_names(self) -> KnownNames:
-        """wh40kdc's lists (kept in the catalog's meta when it was built) plus the alias table's meanings,
+        """wh40kdc's lists (kept in the catalog's meta when it was built), the shipped names of the complete
+        sources (known_list.py), plus the alias table's meanings,
         except meanings that only name part of a unit or weapon ("gatler" of Supa-gatler)."""
         meanings = {v for table in (self.aliases.words, self.aliases.whole) for values in table.values()
                     for v in values}
         names = [name_key(n) for n in self.index.names]
         keys = {m: name_key(m) for m in meanings}
         rules = sorted(m for m in meanings if not any(keys[m] in n and keys[m] != n for n in names))
-        return KnownNames(known_mod.loads(self.store.meta("known_names")), rules)
+        return KnownNames(known_mod.loads(self.store.meta("known_names")), rules, known_list.load())
 
     def get(self, entry_id: str) -> Entry | None:
         """The entry, with what the other sources of the same thing say (`data["sources"]`,

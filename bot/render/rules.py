@@ -389,7 +389,7 @@ DATA_UPDATE_HINT = ("An admin can run `python -m bot data update` (or import a g
 
 def not_loaded_embed(known, mentions: list[Hit], *, full: bool) -> discord.Embed:  # noqa: ANN001 - KnownName
     """The honest miss: the name is known to exist but no loaded entry is that rule."""
-    what = known.what
+    what = known.what + (f", listed in {known.source}" if getattr(known, "source", "") else "")
     article = "an" if what[:1].lower() in "aeiou" else "a"
     if full:
         text = (f"**{escape(known.name)}** is {article} {escape(what)}; none of the loaded sources has an entry "
