@@ -76,6 +76,12 @@ REROLL_CHOICES = [
     Choice(name="re-roll non-critical rolls (fish for crits)", value="non_critical"),
 ]
 
+# The fixed choices of the options /sim unit and /sim custom share.
+SITUATION_CHOICES = {
+    "reroll_hits": REROLL_CHOICES, "reroll_wounds": REROLL_CHOICES, "edition": EDITION_CHOICES,
+    "method": METHOD_CHOICES,
+}
+
 OPTION_DESCRIPTIONS = {
     "half_range": "Target within half range (MELTA, RAPID FIRE)",
     "stationary": "Attacker remained stationary (HEAVY)",
@@ -186,13 +192,7 @@ class Sim(commands.Cog):
         fnp="Target's Feel No Pain (default: from its abilities)",
         **OPTION_DESCRIPTIONS,
     )
-    @app_commands.choices(
-        phase=PHASE_CHOICES,
-        reroll_hits=REROLL_CHOICES,
-        reroll_wounds=REROLL_CHOICES,
-        edition=EDITION_CHOICES,
-        method=METHOD_CHOICES,
-    )
+    @app_commands.choices(phase=PHASE_CHOICES, **SITUATION_CHOICES)
     async def unit(
         self,
         interaction: discord.Interaction,
@@ -376,12 +376,7 @@ class Sim(commands.Cog):
         target="e.g. T=5 Sv=4 W=4 inv=4 models=3 fnp=5",
         **OPTION_DESCRIPTIONS,
     )
-    @app_commands.choices(
-        reroll_hits=REROLL_CHOICES,
-        reroll_wounds=REROLL_CHOICES,
-        edition=EDITION_CHOICES,
-        method=METHOD_CHOICES,
-    )
+    @app_commands.choices(**SITUATION_CHOICES)
     async def custom(
         self,
         interaction: discord.Interaction,
