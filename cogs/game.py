@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Literal
 
+import aiohttp
 import discord
 from discord import app_commands
 from discord.ext import commands
@@ -167,6 +168,11 @@ class LiveBoards:
         except discord.HTTPException as error:  # deleted board or expired token: stop following it
             log.info("board no longer editable", extra={"channel_id": channel_id, "error": str(error)})
             self._boards.pop(channel_id, None)
+        except (aiohttp.ClientError, TimeoutError, RuntimeError) as error:
+            # The connection went away mid-edit (a shutdown closing the HTTP session raises RuntimeError
+            # "Session is closed"; a network drop, ClientError). The change itself is saved and was
+            # answered; the board is only a view, redrawn by the next command or button.
+            log.warning("board not redrawn", extra={"channel_id": channel_id, "error": repr(error)})
 
     def close(self) -> None:
         for task in self._tickers.values():

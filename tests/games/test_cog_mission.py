@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Iterator
 from typing import Any
 
+import aiohttp
 import pytest
 
 from bot.console import ConsoleSession
@@ -280,3 +281,24 @@ async def test_the_live_board_redraws_while_the_clock_runs(console: ConsoleSessi
             break
     assert "8:59" in text, text
     await console.send("/clock pause")  # the redraw stops with the clock
+
+
+@pytest.mark.parametrize("lost", [RuntimeError("Session is closed"), aiohttp.ServerDisconnectedError()])
+async def test_a_board_edit_cut_by_a_lost_connection_does_not_fail_the_command(
+    console: ConsoleSession, monkeypatch: pytest.MonkeyPatch, lost: Exception
+) -> None:
+    """A shutdown closing the HTTP session (or a network drop) while the board is redrawn: the command was
+    saved and answered; it must not turn into 'something went wrong' or an error log."""
+    await console.send(START)
+    await console.send("/game status")  # the board is live now
+    boards = console.bot.get_cog("Game").boards
+    interaction, _ = next(iter(boards._boards.values()))
+
+    async def cut(*args: object, **kwargs: object) -> None:
+        raise lost
+
+    monkeypatch.setattr(type(interaction), "edit_original_response", cut)  # slots: patch the class
+    replies = await console.send("/cp gain amount:2")
+    assert [r.ephemeral for r in replies] == [False], [r.text() for r in replies]  # the answer, and no error
+    assert "CP" in replies[0].text()
+    assert boards._boards, "the board stays live for the next command"
