@@ -94,19 +94,9 @@ def search(examples: int, rng_seed: int, prober: Prober, *, quiet: bool = False)
         found["measured"] += 1
         if not m.get("accepted"):
             return
-        secs, rss = m.get("seconds", 0.0), m.get("peak_rss", 0)
-        target(secs / BUDGET_SECONDS, label="time / budget")
-        target(rss / BUDGET_BYTES, label="rss / budget")
-        if secs > 0.05:
-            found["ratios"].append(m["estimate"]["seconds"] / secs)
-        if found["worst_time"] is None or secs > found["worst_time"].get("seconds", 0):
-            found["worst_time"] = m
-        if found["worst_rss"] is None or rss > found["worst_rss"].get("peak_rss", 0):
-            found["worst_rss"] = m
-        if over_budget(m):
-            found["over_budget"].append(m)
-            if not quiet:
-                print("OVER BUDGET:", json.dumps(m)[:600], flush=True)
+        target(m.get("seconds", 0.0) / BUDGET_SECONDS, label="time / budget")
+        target(m.get("peak_rss", 0) / BUDGET_BYTES, label="rss / budget")
+        tally(found, m, quiet=quiet)
 
     probe()
     return found
@@ -138,21 +128,27 @@ def edge_candidates(examples: int, rng_seed: int, keep: int) -> list[dict[str, A
     return [r for _, _, r in best]
 
 
+def tally(found: dict[str, Any], m: dict[str, Any], *, quiet: bool = False) -> None:
+    """Record one measurement: estimate/actual ratio, worst time and RSS so far, and any over budget."""
+    secs, rss = m.get("seconds", 0.0), m.get("peak_rss", 0)
+    if secs > 0.05:
+        found["ratios"].append(m["estimate"]["seconds"] / secs)
+    if found["worst_time"] is None or secs > found["worst_time"].get("seconds", 0):
+        found["worst_time"] = m
+    if found["worst_rss"] is None or rss > found["worst_rss"].get("peak_rss", 0):
+        found["worst_rss"] = m
+    if over_budget(m):
+        found["over_budget"].append(m)
+        if not quiet:
+            print("OVER BUDGET:", json.dumps(m)[:600], flush=True)
+
+
 def measure_all(requests_: list[dict[str, Any]], prober: Prober, found: dict[str, Any]) -> None:
     for request in requests_:
         m = prober.measure(request)
         m["request"] = request
         found["measured"] += 1
-        secs, rss = m.get("seconds", 0.0), m.get("peak_rss", 0)
-        if secs > 0.05:
-            found["ratios"].append(m["estimate"]["seconds"] / secs)
-        if found["worst_time"] is None or secs > found["worst_time"].get("seconds", 0):
-            found["worst_time"] = m
-        if found["worst_rss"] is None or rss > found["worst_rss"].get("peak_rss", 0):
-            found["worst_rss"] = m
-        if over_budget(m):
-            found["over_budget"].append(m)
-            print("OVER BUDGET:", json.dumps(m)[:600], flush=True)
+        tally(found, m)
 
 
 def _line(m: dict[str, Any] | None) -> str:

@@ -6,6 +6,7 @@ subprocess, and the test thread drives both with blocking calls.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import subprocess
@@ -61,12 +62,12 @@ def start_bots(fake: FakeDiscord, bots: list[BotProcess]) -> None:
         bot.start()
 
 
-@pytest.fixture(scope="module")
-def single(tmp_path_factory: pytest.TempPathFactory, e2e_data_dir: Path) -> Iterator[tuple[FakeDiscord, BotProcess]]:
-    """One fake Discord and one unsharded bot, connected and with its commands synced."""
-    workdir = tmp_path_factory.mktemp("single")
+@contextlib.contextmanager
+def one_bot(workdir: Path, data: Path, **options: Any) -> Iterator[tuple[FakeDiscord, BotProcess]]:
+    """A fake Discord and one unsharded bot (BotProcess `options` passed on), connected, commands synced;
+    both stopped afterwards."""
     fake = FakeDiscord().start()
-    bot = BotProcess(fake, workdir, data=e2e_data_dir)
+    bot = BotProcess(fake, workdir, data=data, **options)
     try:
         start_bots(fake, [bot])
         fake.wait_for_commands()
@@ -75,6 +76,13 @@ def single(tmp_path_factory: pytest.TempPathFactory, e2e_data_dir: Path) -> Iter
     finally:
         bot.stop()
         fake.stop()
+
+
+@pytest.fixture(scope="module")
+def single(tmp_path_factory: pytest.TempPathFactory, e2e_data_dir: Path) -> Iterator[tuple[FakeDiscord, BotProcess]]:
+    """One fake Discord and one unsharded bot, connected and with its commands synced."""
+    with one_bot(tmp_path_factory.mktemp("single"), e2e_data_dir) as running:
+        yield running
 
 
 def dump_on_failure(bot: BotProcess) -> str:

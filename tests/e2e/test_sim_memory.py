@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.botproc import REPO, BotProcess
-from tests.e2e.conftest import dump_on_failure, start_bots
+from tests.e2e.conftest import dump_on_failure, one_bot
 from tests.fakediscord import FakeDiscord
 from tests.fakediscord.payloads import EPHEMERAL, is_png
 
@@ -67,18 +67,10 @@ def _kb(status: dict[str, str], key: str) -> int:
 
 @pytest.fixture
 def capped_bot(tmp_path: Path, e2e_data_dir: Path) -> Iterator[tuple[FakeDiscord, BotProcess]]:
-    fake = FakeDiscord().start()
     pythonpath = os.pathsep.join([str(REPO / "tests" / "sim" / "estimate_off"), str(REPO)])
-    bot = BotProcess(fake, tmp_path, data=e2e_data_dir, env={"PYTHONPATH": pythonpath},
-                     wrapper=["prlimit", f"--as={BOT_ADDRESS_SPACE}", "--"])
-    try:
-        start_bots(fake, [bot])
-        fake.wait_for_commands()
-        fake.wait_for_sessions([(0, 1)])
-        yield fake, bot
-    finally:
-        bot.stop()
-        fake.stop()
+    with one_bot(tmp_path, e2e_data_dir, env={"PYTHONPATH": pythonpath},
+                 wrapper=["prlimit", f"--as={BOT_ADDRESS_SPACE}", "--"]) as running:
+        yield running
 
 
 def test_two_huge_sims_at_once_leave_the_bot_up_within_its_memory_cap(capped_bot) -> None:  # noqa: ANN001
