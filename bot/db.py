@@ -12,6 +12,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from bot.storage.base import split_statements
+
 BUSY_TIMEOUT_MS = 10_000
 
 # Every namespace of the state database and where its migrations live ("module:attribute"). The
@@ -94,7 +96,7 @@ def apply_migrations(conn: sqlite3.Connection, namespace: str, migrations: Seque
         for version, sql in enumerate(migrations, start=1):
             if version <= current:
                 continue
-            for statement in _statements(sql):
+            for statement in split_statements(sql, sqlite3.complete_statement):
                 conn.execute(statement)
             conn.execute("INSERT INTO schema_migrations (namespace, version) VALUES (?, ?)", (namespace, version))
             current = version
@@ -104,17 +106,3 @@ def apply_migrations(conn: sqlite3.Connection, namespace: str, migrations: Seque
             conn.execute("ROLLBACK")
         raise
     return current
-
-
-def _statements(sql: str) -> list[str]:
-    """Split a script into statements; `complete_statement` keeps trigger bodies (with their `;`) whole."""
-    statements, current = [], ""
-    for piece in sql.split(";"):
-        current += piece + ";"
-        if sqlite3.complete_statement(current):
-            if current.strip(" \n\t;"):
-                statements.append(current.strip())
-            current = ""
-    if current.strip(" \n\t;"):
-        statements.append(current.strip())
-    return statements
