@@ -21,21 +21,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.bench_catalog import pct, settings_for  # noqa: E402
 from bot.catalog.service import open_catalog  # noqa: E402
-from bot.config import Settings  # noqa: E402
 from bot.console import ConsoleSession  # noqa: E402
 from tests.catalog.player_queries import PLAYER_QUERIES  # noqa: E402
 from tests.catalog.players import _OPTION, run  # noqa: E402
-
-
-def settings_for(folder: Path) -> Settings:
-    return Settings(token=None, db_path=folder / "state.db", data_dir=folder, log_level="WARNING",
-                    sync_commands=False)
-
-
-def pct(samples: list[float], p: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
 async def score(folder: Path, label: str, full: bool) -> None:
