@@ -83,8 +83,12 @@ async def main() -> int:
           f"(max {max(run.timings):.2f} ms, {run.refused} refusals)")
     print(f"CPU time p50 / p95 / p99    {cp50:>6.2f} / {cp95:.2f} / {cp99:.2f} ms   (this process's CPU, all "
           "threads: what the command costs, without waiting for a core on a loaded machine)")
-    slowest = sorted(((statistics.quantiles(v, n=100)[98], k) for k, v in run.by_line.items()), reverse=True)[:4]
-    print("p99 by command              " + " · ".join(f"{k} {v:.1f}" for v, k in slowest) + " ms")
+    # ~67 samples per command: the default ("exclusive") quantile extrapolates past the largest sample there
+    # (one 15.9 ms outlier was once reported as "/clock pause p99 19.6 ms"); "inclusive" stays within the data.
+    slowest = sorted(((statistics.quantiles(v, n=100, method="inclusive")[98], max(v), k)
+                      for k, v in run.by_line.items()), reverse=True)[:4]
+    print("p99 (max) by command        " + " · ".join(f"{k} {v:.1f} ({m:.1f})" for v, m, k in slowest)
+          + f" ms, ~{args.commands // len(run.by_line)} samples each")
     print(f"p99 vs target               {p99:>10.2f} ms   target < {P99_TARGET_MS:.0f} ms   ratio {p99 / P99_TARGET_MS:.2f}")
     ok = p99 < P99_TARGET_MS and growth_kb < GROWTH_TARGET_KB
     print("result                      " + ("PASS" if ok else "FAIL"))

@@ -10,7 +10,6 @@ edition, and each model type's weapons with counts.
 from __future__ import annotations
 
 import functools
-import gc
 import importlib
 import json
 import re
@@ -22,6 +21,7 @@ from bot.armies.decode import ListError, Payload, decode
 from bot.armies.model import Army, ArmyUnit, Diagnostic, ModelGroup, Weapon
 from bot.catalog.model import make_id
 from bot.games.rules import MAX_NAME, printable_name
+from bot.longlived import freeze_loaded
 
 MAX_UNITS = 150  # an Onslaught list fields ~60 units; more is not a list a player would paste
 # A unit name leaves room for the tracker's " #150" within its name limit, so every unit can be named in a
@@ -56,10 +56,8 @@ def dataset() -> Any:
     data = Dataset.embedded()
     # The dataset lives as long as the process and holds large containers: one full (generation 2) garbage
     # collection walking it took 0.5-0.8 s on the shared machine, and an import allocates enough to trigger
-    # one every ~100 reads — that was the import p99 tail. Collect once, then move everything alive now out
-    # of the collector's reach (gc.freeze: it is still freed by reference counting, never scanned for cycles).
-    gc.collect()
-    gc.freeze()
+    # one every ~100 reads — that was the import p99 tail.
+    freeze_loaded()
     return data
 
 

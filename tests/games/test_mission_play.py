@@ -419,3 +419,15 @@ def test_hostile_scoring_and_clock_input_is_refused_cleanly(amount: int, rnd: in
     if amount < 0:
         with pytest.raises(UserError, match="between 0 and 100"):
             mp.score_primary(state, ALICE, amount)
+
+
+def test_the_mission_catalog_is_kept_out_of_full_garbage_collections() -> None:
+    """The bundle is ~110,000 long-lived objects: a full collection walking them landed on whichever tracker
+    command triggered it (bench_games' slowest command, 0.1-0.2 s). Loaded, it is frozen out of the scans."""
+    import gc as collector
+
+    missions.catalog.cache_clear()
+    catalog = missions.catalog()
+    scanned = {id(o) for o in collector.get_objects()}
+    assert id(catalog.missions) not in scanned and id(catalog.secondaries["11e"]) not in scanned
+    assert collector.get_freeze_count() > 10_000
