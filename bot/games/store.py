@@ -24,7 +24,7 @@ from bot.errors import UserError
 from bot.games import commands, events, rules
 from bot.games.commands import Outcome
 from bot.games.model import GameState
-from bot.games.summary import summarise
+from bot.games.summary import lost_points, summarise, unit_points
 from bot.storage import open_storage
 from bot.storage.base import Conn, Storage
 
@@ -338,7 +338,10 @@ class GameStore:
                        "riled_up": state.riled(u), "battle_shocked": u.shocked, "oathband_marked": u.oathband,
                        "destroyed": u.destroyed, "datasheet_id": u.datasheet_id, "models": u.models,
                        "models_left": u.models_left, "wounds_lost": u.wounds_lost, "leading": u.leading,
-                       "unlisted": u.unlisted, "destroyed_round": u.destroyed_round} for u in state.units],
+                       "unlisted": u.unlisted, "destroyed_round": u.destroyed_round,
+                       "points": unit_points(state, u)} for u in state.units],
+            "units_destroyed": [{"player": users[i], "units": sum(1 for u in state.units_of(1 - i) if u.destroyed),
+                                 "points": lost_points(state, 1 - i)} for i in range(len(users))],
             "armies": [{"player": users[int(owner)], **army} for owner, army in sorted(state.armies.items())],
             "stratagems_used": [_strat_use(e, users) for e in log if e["type"] == "strat" and not e["undone"]],
             "log": [{"seq": e["seq"], "ts": e["ts"], "user_id": e["actor_user"], "type": e["type"],

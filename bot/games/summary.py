@@ -1,7 +1,9 @@
-"""The end-of-game summary: winner, VP by category and round, CP spent, stratagems, units lost, time used.
+"""The end-of-game summary: winner, VP by category and round, CP spent, stratagems, units destroyed, time used.
 
 Computed from the state and its log on demand (nothing extra is stored), so `/game end`, `/game score`
-and `/game history` always agree with the log.
+and `/game history` always agree with the log. Units destroyed are the tracked units marked destroyed, however
+it was recorded: an army unit brought to 0 models (`/unit damage`), `/unit destroyed`, or `/oathband destroyed`
+(which also covers players without a list). A unit one player lost counts as destroyed by the other.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bot.games.model import LAST_ROUND, GameState
+from bot.games.model import LAST_ROUND, GameState, Unit
 
 
 def summarise(state: GameState, log: Sequence[dict[str, Any]], now: float,
@@ -36,11 +38,37 @@ def summarise(state: GameState, log: Sequence[dict[str, Any]], now: float,
             "rounds": [[p.vp_primary[r], p.vp_secondary[r], p.vp_other[r]] for r in range(LAST_ROUND)],
             "cp": p.cp, "cp_spent": cp_spent[i], "stratagems": strats[i],
             "units_lost": [u.name for u in state.units_of(i) if u.destroyed],
+            "lost": [_lost(state, u) for u in state.units_of(i) if u.destroyed],
+            "points_lost": lost_points(state, i),
             "time_used_s": round(state.clock.used(i, now), 1) if state.clock else None,
             "cards": [{"name": c["name"], "mode": c["mode"], "status": c["status"], "vp": c["vp"]}
                       for c in p.secondaries],
         })
+    for i, p in enumerate(players):  # what each player destroyed is what the other lost
+        p["units_destroyed"] = len(players[1 - i]["lost"])
+        p["points_destroyed"] = players[1 - i]["points_lost"]
     start, last = span if span is not None else ((log[0]["ts"], log[-1]["ts"]) if log else (now, now))
     finish = last if state.ended else now
     return {"winner": winner, "players": players, "mission": state.mission, "round": state.round,
             "over": state.over, "ended": state.ended, "duration_s": round(max(0.0, finish - start), 1)}
+
+
+def unit_points(state: GameState, unit: Unit) -> int | None:
+    """The unit's points from its owner's army list (None for a free-text unit or a list without points)."""
+    army = state.army(unit.owner)
+    if army is None or unit.unlisted or unit.army_index is None:
+        return None
+    entries = army.get("units") or []
+    points = entries[unit.army_index].get("points") if unit.army_index < len(entries) else None
+    return points if isinstance(points, int) else None
+
+
+def _lost(state: GameState, unit: Unit) -> dict[str, Any]:
+    return {"name": unit.name, "round": unit.destroyed_round, "points": unit_points(state, unit)}
+
+
+def lost_points(state: GameState, owner: int) -> int | None:
+    """Points of the player's destroyed units, when their list gives points (else None: unknown, not 0)."""
+    if state.army(owner) is None:
+        return None
+    return sum(unit_points(state, u) or 0 for u in state.units_of(owner) if u.destroyed)

@@ -7,6 +7,7 @@ Everything fits a phone (tables stay within about 36 characters) and escapes use
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -27,6 +28,7 @@ from bot.render.common import (
 )
 
 NAME_COLUMN = 9
+LIST_BUDGET = 240  # characters of one list line in a summary field (see bounded_list)
 
 
 def mission_line(state: GameState) -> str | None:
@@ -75,16 +77,40 @@ def clock_field(state: GameState, now: float) -> str | None:
 
 
 def score_table(state: GameState) -> str:
-    """Rounds down, players across, primary/secondary/other per cell; phone width."""
-    names = [p.name[:NAME_COLUMN] for p in state.players]
-    lines = ["Rd " + "".join(f"{n:<{NAME_COLUMN + 2}}" for n in names).rstrip()]
+    """Rounds down, players across, primary/secondary/other per cell; phone width (at most 36 columns).
+
+    Columns are measured in display cells, so a name in CJK or with emoji (two cells a character) stays
+    aligned; two names that start alike get their player number; a cell never runs into the next one."""
+    names = [_fit(p.name, NAME_COLUMN) for p in state.players]
+    if names[0] == names[1]:
+        names = [_fit(p.name, NAME_COLUMN - 1) + str(i + 1) for i, p in enumerate(state.players)]
+    rows = [("Rd", names)]
     for r in rounds_played(state):
-        cells = [f"{p.vp_primary[r - 1]}/{p.vp_secondary[r - 1]}/{p.vp_other[r - 1]}" for p in state.players]
-        lines.append(f"{r:>2} " + "".join(f"{c:<{NAME_COLUMN + 2}}" for c in cells).rstrip())
-    totals = [f"{p.vp}" for p in state.players]
-    lines.append("Σ  " + "".join(f"{t:<{NAME_COLUMN + 2}}" for t in totals).rstrip())
+        rows.append((f"{r:>2}", [f"{p.vp_primary[r - 1]}/{p.vp_secondary[r - 1]}/{p.vp_other[r - 1]}"
+                                 for p in state.players]))
+    rows.append(("Σ ", [f"{p.vp}" for p in state.players]))
+    lines = [f"{head} {_pad(a, NAME_COLUMN + 2)}{b}" for head, (a, b) in rows]
     # user names are inside a code block: backticks are the only thing to neutralise
     return "```\n" + "\n".join(lines).replace("`", "'") + "\n```primary/secondary/other"
+
+
+def display_width(text: str) -> int:
+    """Monospace cells: East Asian wide and fullwidth characters take two, combining marks none."""
+    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+               for ch in text)
+
+
+def _fit(text: str, width: int) -> str:
+    out = ""
+    for ch in text:
+        if display_width(out + ch) > width:
+            break
+        out += ch
+    return out
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * max(1, width - display_width(text))
 
 
 def cards_line(state: GameState, index: int) -> str | None:
@@ -221,6 +247,9 @@ def score_embed(state: GameState, game_id: int, summary: dict[str, Any], *, head
     line = mission_line(state)
     if line:
         lines.append(line)
+    destroyed = destroyed_line(state, players)
+    if destroyed:
+        lines.append(destroyed)
     lines.append(score_table(state))
     embed = discord.Embed(title=truncate(escape(title), EMBED_TITLE_MAX),
                           description=truncate("\n".join(lines), EMBED_DESCRIPTION_MAX), colour=COLOUR_GAME)
@@ -231,15 +260,17 @@ def score_embed(state: GameState, game_id: int, summary: dict[str, Any], *, head
             counts: dict[str, int] = {}
             for name in p["stratagems"]:
                 counts[name] = counts.get(name, 0) + 1
-            used = ", ".join(f"{escape(n, limit=40)}" + (f" ×{k}" if k > 1 else "") for n, k in counts.items())
-            bits.append(f"Stratagems ({len(p['stratagems'])}): {used}")
+            used = [escape(n, limit=40) + (f" ×{k}" if k > 1 else "") for n, k in counts.items()]
+            bits.append(f"Stratagems ({len(p['stratagems'])}): " + bounded_list(used))
         else:
             bits.append("Stratagems: none")
-        if p["units_lost"]:
-            bits.append(f"Units lost ({len(p['units_lost'])}): " + ", ".join(escape(u, limit=40) for u in p["units_lost"]))
+        if p["lost"]:
+            pts = f", {p['points_lost']} pts" if p["points_lost"] else ""
+            names = [escape(u["name"], limit=40) + (f" (R{u['round']})" if u["round"] else "") for u in p["lost"]]
+            bits.append(f"Units lost ({len(p['lost'])}{pts}): " + bounded_list(names))
         if p["cards"]:
-            bits.append("Cards: " + ", ".join(f"{escape(c['name'], limit=30)} {c['vp']}VP ({c['status']})"
-                                              for c in p["cards"]))
+            bits.append("Cards: " + bounded_list([f"{escape(c['name'], limit=30)} {c['vp']}VP ({c['status']})"
+                                                  for c in p["cards"]]))
         if p["time_used_s"] is not None:
             bits.append(f"Time used {clock_text(p['time_used_s'])}")
         embed.add_field(name=truncate(f"{escape(p['name'], limit=40)} — {escape(p['faction'], limit=40)}",
@@ -247,8 +278,36 @@ def score_embed(state: GameState, game_id: int, summary: dict[str, Any], *, head
                         value=truncate("\n".join(bits), EMBED_FIELD_VALUE_MAX), inline=False)
     status = state.ended or ("battle over" if state.over else f"round {state.round} of {LAST_ROUND}")
     embed.set_footer(text=f"Game #{game_id} · {status} · played for {clock_text(summary['duration_s'])} · "
-                          "units lost as recorded with /oathband destroyed")
+                          "units destroyed as tracked (/unit damage to 0 models, /unit destroyed, /oathband "
+                          "destroyed); a unit one player lost counts as destroyed by the other")
     return embed
+
+
+def destroyed_line(state: GameState, players: Sequence[dict[str, Any]]) -> str | None:
+    """"💀 Units destroyed: Alice 3 (450 pts) · Bob 1 (85 pts)" once any unit is tracked (points need a list)."""
+    if not state.units:
+        return None
+    parts = []
+    for p in players:
+        pts = f" ({p['points_destroyed']} pts)" if p["points_destroyed"] is not None else ""
+        parts.append(f"{escape(p['name'], limit=20)} {p['units_destroyed']}{pts}")
+    return "💀 Units destroyed: " + " · ".join(parts)
+
+
+def bounded_list(items: Sequence[str], budget: int = LIST_BUDGET) -> str:
+    """Items joined with commas within `budget` characters, then "… +N more", so one long list (150 units,
+    60 stratagems) never pushes the lines after it (cards, time used) out of a 1,024-character field."""
+    text = ", ".join(items)
+    if len(text) <= budget:
+        return text
+    out: list[str] = []
+    used = 0
+    for i, item in enumerate(items):
+        if used + len(item) + len(f" … +{len(items) - i} more") > budget:
+            break
+        out.append(item)
+        used += len(item) + 2
+    return ", ".join(out) + f" … +{len(items) - len(out)} more"
 
 
 def history_line(g: dict[str, Any]) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -18,6 +19,7 @@ from bot.console import ConsoleSession
 from bot.services import Services
 from cogs.game import LiveBoards
 from tests.conftest import backend_settings
+from tests.fakediscord.validate import message_problems
 from tests.games.fakes import FakeCatalog
 
 CH = 1001
@@ -302,3 +304,39 @@ async def test_a_board_edit_cut_by_a_lost_connection_does_not_fail_the_command(
     assert [r.ephemeral for r in replies] == [False], [r.text() for r in replies]  # the answer, and no error
     assert "CP" in replies[0].text()
     assert boards._boards, "the board stays live for the next command"
+
+
+ARMIES = Path(__file__).parent.parent / "fixtures" / "armies"
+
+
+async def test_final_summary_counts_units_destroyed_from_the_armies(console: ConsoleSession) -> None:
+    """Issue 13's "units destroyed (once armies exist)": an army unit brought to 0 models, /unit destroyed and
+    /oathband destroyed all count, with the units' points from the lists; a unit lost is one destroyed by the
+    opponent."""
+    await console.send("/game start opponent:222 edition:11e faction:Orks opponent_faction:Leagues of Votann "
+                       "mission:Purge and Secure")
+    await console.send(f"/army import file:@{ARMIES / 'orks_listforge.txt'}")
+    await console.send(f"/army import file:@{ARMIES / 'votann_gw_app.txt'}", user=BOB)
+    for line in ("/unit destroyed unit:Beastboss", "/unit damage unit:Boyz #1 models_left:0", "/game next",
+                 "/oathband destroyed unit:Sagitaur"):
+        (r,) = (await console.send(line))[:1]
+        assert not r.ephemeral, r.text()
+    (end,) = (await console.send("/game end"))[:1]
+    text = end.text()
+    assert "💀 Units destroyed: Alice 1 (95 pts) · Bob 2 (170 pts)" in text
+    assert "Units lost (2, 170 pts): Beastboss (R1), Boyz #1 (R1)" in text
+    assert "Units lost (1, 95 pts): Sagitaur (R1)" in text
+    assert message_problems(end.payload) == []
+    data = export(console)
+    assert data["units_destroyed"] == [{"player": ALICE, "units": 1, "points": 95},
+                                       {"player": BOB, "units": 2, "points": 170}]
+    assert {u["name"]: u["points"] for u in data["units"] if u["destroyed"]} == {
+        "Beastboss": 85, "Boyz #1": 85, "Sagitaur": 95}
+
+
+async def test_summary_without_lists_counts_units_but_claims_no_points(console: ConsoleSession) -> None:
+    await console.send(START)
+    await console.send("/oathband destroyed unit:Warriors")
+    (score,) = await console.send("/game score")
+    assert "💀 Units destroyed: Alice 1 · Bob 0" in score.text() and "pts" not in score.text().split("💀")[1][:40]
+    assert export(console)["units_destroyed"][0] == {"player": ALICE, "units": 1, "points": None}

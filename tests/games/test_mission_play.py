@@ -431,3 +431,65 @@ def test_the_mission_catalog_is_kept_out_of_full_garbage_collections() -> None:
     scanned = {id(o) for o in collector.get_objects()}
     assert id(catalog.missions) not in scanned and id(catalog.secondaries["11e"]) not in scanned
     assert collector.get_freeze_count() > 10_000
+
+
+def _name(text: str) -> str:
+    from bot.games.rules import printable_name  # names are stored printable (control characters are spaces)
+
+    return printable_name(text) or "x"
+
+
+_text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1).map(_name)
+
+
+@settings(max_examples=40, deadline=None)
+@given(player=_text.map(lambda t: (t * 64)[:64]), faction=_text.map(lambda t: (t * 60)[:60]),
+       unit=_text.map(lambda t: (t * 74)[:74]), strat=_text.map(lambda t: (t * 80)[:80]),
+       units=st.integers(0, 150), strats=st.integers(0, 80), cards=st.integers(0, 18), final=st.booleans())
+def test_final_summary_fits_discord_whatever_the_names_and_counts(player: str, faction: str, unit: str, strat: str,
+                                                                   units: int, strats: int, cards: int,
+                                                                   final: bool) -> None:
+    """Longest names the tracker accepts, 150 destroyed units a side, 80 different stratagems, the whole deck:
+    the summary stays within Discord's embed limits and each player's field still ends with the time used."""
+    from bot.games.events import Clock
+    from bot.games.model import GameState, Player, Unit
+    from bot.games.summary import summarise
+    from bot.render.mission import display_width, score_embed
+    from tests.fakediscord.validate import message_problems
+
+    players = [Player(user_id=ALICE + i, name=f"{player[:63]}{i}", faction=faction, vp=100) for i in range(2)]
+    state = GameState(edition="11e", players=players, round=5, over=True, ended="finished" if final else None,
+                      mission={"id": "x", "name": unit, "deployment": unit, "primary": strat * 3, "catalog": True},
+                      clock=Clock(budget_s=[5400.0, 5400.0], used_s=[6000.0, 100.0], stopped=True))
+    state.units = [Unit(owner=o, name=f"{unit} #{n}", destroyed=True, destroyed_round=5)
+                   for o in range(2) for n in range(units)]
+    for p in players:
+        p.vp_primary = [15] * 5
+        p.secondaries = [{"card": str(n), "name": f"{strat[:70]}{n}", "mode": "tactical", "status": "achieved",
+                          "round": 1, "vp": 5} for n in range(cards)]
+    log = [{"type": "strat", "data": {"player": n % 2, "cp": 1, "name": f"{strat[:70]}{n}"}} for n in range(strats)]
+    summary = summarise(state, log, 1_800_000_000.0, span=(1_800_000_000.0 - 9000, 1_800_000_000.0))
+    embed = score_embed(state, 12345, summary, headline="Battle over", final=final)
+    body = {"embeds": [embed.to_dict()]}
+    assert message_problems(body) == []
+    for field in embed.fields:
+        assert field.value.rstrip().endswith(("Time used 1:40:00", "Time used 1:40")), field.value[-80:]
+    table = embed.description.split("```")[1].strip("\n").splitlines()
+    assert len(table) == 7, embed.description
+    assert max(display_width(line) for line in table) <= 36  # header, 5 rounds, total: phone width
+
+
+def test_score_table_aligns_wide_names_and_tells_alike_names_apart() -> None:
+    from bot.games.model import GameState, Player
+    from bot.render.mission import display_width, score_table
+
+    state = GameState(edition="11e", players=[Player(1, "アリスとボブの戦い", "Orks", vp=115),
+                                              Player(2, "Bob", "Necrons", vp=3)], round=2)
+    state.players[0].vp_primary = [100, 15, 0, 0, 0]
+    lines = score_table(state).split("```")[1].strip("\n").splitlines()
+    assert lines[0] == "Rd アリスと   Bob"  # 4 wide characters fill 8 of the 9 cells
+    assert {display_width(line.split("Bob")[0]) for line in lines[:1]} == {14}
+    assert lines[1] == " 1 100/0/0    0/0/0"
+    alike = GameState(edition="11e", players=[Player(1, "Alexander the Great", "Orks"),
+                                              Player(2, "Alexander the Less", "Necrons")])
+    assert score_table(alike).split("\n")[1] == "Rd Alexande1  Alexande2"
