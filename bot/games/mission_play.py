@@ -139,8 +139,9 @@ def _cap_warnings(state: GameState, actor: int, round_: int, amount: int, catego
         warnings.append(f"{category.capitalize()} VP are capped at {per_round} per battle round in {label}; "
                         f"this would make {have[slot] + amount} in round {round_}.")
     if per_game is not None and sum(have) + amount > per_game:
-        warnings.append(f"{category.capitalize()} VP are capped at {per_game} per game in {label}; "
-                        f"this would make {sum(have) + amount}.")
+        other = missions.cap_disagreement(state.edition, f"{category}_game", per_game)
+        warnings.append(f"{category.capitalize()} VP are capped at {per_game} per game in {label}"
+                        + (f" ({other})" if other else "") + f"; this would make {sum(have) + amount}.")
     if me.vp + amount > caps.total:
         warnings.append(f"A player's total is capped at {caps.total}VP in {label}; this would make {me.vp + amount}.")
     return warnings

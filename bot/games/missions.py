@@ -47,6 +47,23 @@ EDITION_CAPS = {
     "10e": Caps(primary_game=50, primary_round=None, secondary_game=40, secondary_round=None, total=100),
 }
 
+# Where sources disagree on a cap, the tracker applies the mission data and says what the other source says
+# (edition -> Caps field -> (the other figure, who gives it)). Issue 13 quotes the stream tools' "primary VP 50"
+# as the 11e example; wh40kdc's 11e missions carry 45.
+OTHER_CAPS: dict[str, dict[str, tuple[int, str]]] = {
+    "11e": {"primary_game": (50, "stream tools such as gdstreamer")},
+}
+
+
+def cap_disagreement(edition: str, cap: str, applied: int | None) -> str | None:
+    """"wh40kdc's mission data; stream tools … say 50, not applied" when another source gives this cap a different
+    figure than the one applied, else None."""
+    other = OTHER_CAPS.get(edition, {}).get(cap)
+    if other is None or other[0] == applied:
+        return None
+    return f"{SOURCE}'s mission data; {other[1]} say {other[0]}: not applied"
+
+
 _TIMING = {"end-of-turn": "end of turn", "start-of-turn": "start of turn", "end-of-battle": "end of the battle",
            "end-of-phase": "end of {phase} phase", "start-of-phase": "start of {phase} phase"}
 _WHOSE = {"your-turn": "your", "opponent-turn": "opponent's", "either": "either player's"}

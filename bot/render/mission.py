@@ -167,23 +167,26 @@ def card_embed(edition: str, mission: missions.Mission | None, record: dict[str,
         caps = mission.caps
         if record and record.get("deployment"):
             embed.add_field(name="Deployment", value=escape(record["deployment"], limit=100), inline=False)
-    embed.add_field(name="Caps", value=caps_text(caps), inline=False)
+    embed.add_field(name="Caps", value=caps_text(caps, edition), inline=False)
     source = mission.source if mission else "free text"
     embed.set_footer(text=f"{edition_label(edition)} · {source} · summary by {missions.SOURCE} (community prose)"
                      if mission else f"{edition_label(edition)} · {source}")
     return embed
 
 
-def caps_text(caps: missions.Caps) -> str:
-    def cap(game: int | None, rnd: int | None) -> str:
+def caps_text(caps: missions.Caps, edition: str) -> str:
+    """The caps applied, and where another source gives a different figure, that figure and its source."""
+    def cap(game: int | None, rnd: int | None, kind: str) -> str:
         bits = [f"{game} per game" if game is not None else "no game cap"]
         if rnd is not None:
             bits.append(f"{rnd} per round")
-        return ", ".join(bits)
+        other = missions.cap_disagreement(edition, f"{kind}_game", game)
+        return ", ".join(bits) + (f" ({other})" if other else "")
 
-    return (f"Primary: {cap(caps.primary_game, caps.primary_round)}\n"
-            f"Secondary: {cap(caps.secondary_game, caps.secondary_round)} · tactical card: {caps.tactical_card} "
-            f"per scoring\nTotal: {caps.total} per player · caps warn; `force:true` scores past them")
+    return (f"Primary: {cap(caps.primary_game, caps.primary_round, 'primary')}\n"
+            f"Secondary: {cap(caps.secondary_game, caps.secondary_round, 'secondary')} · tactical card: "
+            f"{caps.tactical_card} per scoring\nTotal: {caps.total} per player · caps warn; `force:true` scores "
+            "past them")
 
 
 def mission_show_embed(state: GameState | None, edition: str, mission: missions.Mission | None,

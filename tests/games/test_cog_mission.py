@@ -340,3 +340,20 @@ async def test_summary_without_lists_counts_units_but_claims_no_points(console: 
     (score,) = await console.send("/game score")
     assert "💀 Units destroyed: Alice 1 · Bob 0" in score.text() and "pts" not in score.text().split("💀")[1][:40]
     assert export(console)["units_destroyed"][0] == {"player": ALICE, "units": 1, "points": None}
+
+
+async def test_the_11e_primary_cap_shows_both_sources(console: ConsoleSession) -> None:
+    """Issue 13 quotes "11e: primary 50" (stream tools); wh40kdc's missions carry 45. Applied: 45, and the
+    warning and the card say where the 50 comes from instead of picking silently."""
+    await console.send(START)
+    (r,) = await console.send("/vp primary amount:46")
+    assert r.ephemeral and "capped at 45 per game in the Purge and Secure mission (wh40kdc's mission data; " \
+                            "stream tools such as gdstreamer say 50: not applied)" in r.text()
+    (card,) = await console.send("/mission show")
+    assert "Primary: 45 per game, 15 per round (wh40kdc's mission data; stream tools such as gdstreamer say 50" \
+        in card.text()
+    assert "Secondary: 45 per game, 15 per round ·" in card.text()  # no other source disagrees there
+    await console.send("/game end abandon:true")
+    await console.send("/game start opponent:222 edition:10e faction:Orks opponent_faction:Necrons mission:Any")
+    (card,) = await console.send("/mission show")
+    assert "Primary: 50 per game\n" in card.text()  # 10e: the sources agree
