@@ -9,8 +9,9 @@ Anything else, a malformed, unknown or revoked token alike: 404 with the same sm
 
 Every response carries a strict CSP (scripts only from this origin, no inline script or style
 attribute), `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer`, no CORS headers, and
-`Cache-Control: no-store`. Limits: request bodies are refused, request headers are capped by aiohttp
-(8 KB a line), and open event streams are capped per address and in all.
+`Cache-Control: no-store`. Limits: request bodies are refused; connections are capped per address and in
+all, must send their request headers within 10 s and in at most 32 KB (`guard.py`); open event streams
+are capped per address and in all.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.web import guard
 from bot.web.feed import GameFeed
 from bot.web.tokens import OverlayTokens
 
@@ -40,6 +42,9 @@ HEARTBEAT_S = 15.0
 RETRY_MS = 1000
 STREAMS_MAX = 2000
 STREAMS_PER_ADDRESS_MAX = 200
+HEADER_LINES_MAX = 64
+# Idle time allowed between two requests on a kept-alive connection (aiohttp's default is an hour).
+KEEPALIVE_S = 15.0
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
@@ -61,6 +66,10 @@ class WebSettings:
     public_url: str | None = None
     streams_max: int = STREAMS_MAX
     streams_per_address_max: int = STREAMS_PER_ADDRESS_MAX
+    connections_max: int = guard.CONNECTIONS_MAX
+    connections_per_address_max: int = guard.CONNECTIONS_PER_ADDRESS_MAX
+    header_timeout_s: float = guard.HEADER_TIMEOUT_S
+    header_bytes_max: int = guard.HEADER_BYTES_MAX
 
     @property
     def base_url(self) -> str:
@@ -107,13 +116,17 @@ class WebServer:
         self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="web")
         self.feed = GameFeed(store_of, executor=self._executor)
         self._runner: web.AppRunner | None = None
+        self._listener: asyncio.AbstractServer | None = None
+        self._throttled = guard.Throttled(log)
+        self.guard = guard.ConnectionGuard(lambda: self.settings, self._throttled)
         self._closing = asyncio.Event()
         self.port: int | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def app(self) -> web.Application:
         app = web.Application(middlewares=[_headers, self._limit], client_max_size=1024,
-                              handler_args={"max_field_size": 8190})
+                              handler_args={"max_field_size": 8190, "max_line_size": 8190,
+                                            "max_headers": HEADER_LINES_MAX, "keepalive_timeout": KEEPALIVE_S})
         app.router.add_get("/static/{name}", self._static)
         app.router.add_get("/favicon.ico", self._favicon)
         app.router.add_get("/o/{token}/state", self._state)
@@ -123,21 +136,33 @@ class WebServer:
         return app
 
     async def start(self) -> None:
-        _raise_open_files_limit()
+        files = _raise_open_files_limit()
+        # Never let pages take the descriptors the bot needs for Discord and its databases.
+        self.guard.connections_max = max(1, files - guard.FD_RESERVE) if files else guard.CONNECTIONS_MAX
         self._runner = web.AppRunner(self.app(), access_log=None, handle_signals=False, shutdown_timeout=1.0,
-                                    handler_cancellation=True)  # a closed page ends its stream at once
+                                    handler_cancellation=True,  # a closed page ends its stream at once
+                                    logger=guard.HttpErrorLog(logging.getLogger("cogitator.web.http"),
+                                                              self._throttled))
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.settings.bind, self.settings.port, backlog=1024, reuse_address=True)
-        await site.start()
-        sockets = getattr(site._server, "sockets", None) or []  # noqa: SLF001 - the bound port when 0 was asked
+        assert self._runner.server is not None
+        # Our own listener instead of web.TCPSite: each connection passes the guard before aiohttp sees it.
+        self._listener = await asyncio.get_running_loop().create_server(
+            self.guard.factory(self._runner.server), self.settings.bind, self.settings.port, backlog=1024,
+            reuse_address=True)
+        sockets = self._listener.sockets or []
         self.port = sockets[0].getsockname()[1] if sockets else self.settings.port
-        log.info("live board listening", extra={"bind": self.settings.bind, "port": self.port})
+        log.info("live board listening", extra={"bind": self.settings.bind, "port": self.port,
+                                                "connections_max": min(self.settings.connections_max,
+                                                                       self.guard.connections_max)})
 
     async def close(self) -> None:
         self._closing.set()
         self.feed.wake_all()
         await asyncio.sleep(0)  # let the woken streams finish their responses
         await self.feed.close()
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -233,9 +258,13 @@ def _envelope(payload: bytes) -> bytes:
     return b'{"now":' + json.dumps(round(time.time(), 3)).encode() + b',"state":' + payload + b"}"
 
 
-def _raise_open_files_limit() -> None:
-    """Each open page is a socket: let the process use its hard limit of open files."""
+def _raise_open_files_limit() -> int | None:
+    """Each open page is a socket: let the process use its hard limit of open files. Returns the limit."""
     with contextlib.suppress(ValueError, OSError):
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         if hard == resource.RLIM_INFINITY or soft < hard:
             resource.setrlimit(resource.RLIMIT_NOFILE, (hard if hard != resource.RLIM_INFINITY else 65536, hard))
+    with contextlib.suppress(ValueError, OSError):
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        return None if soft == resource.RLIM_INFINITY else int(soft)
+    return None

@@ -1,0 +1,192 @@
+"""Connection limits of the live board, below HTTP: how many sockets one address (and everyone) may hold,
+how long a connection may take to send its request headers, and how large those headers may be.
+
+aiohttp alone keeps a connection that sends nothing, or sends its headers one byte at a time, for its
+keep-alive timeout (an hour by default), accepts connections until the process runs out of file
+descriptors (then the bot can't open its database or reach Discord), and buffers up to 128 header lines
+of 8 KB each. Each connection passes through `_Guarded` first, which refuses it when its address or the
+process is at its limit and closes it when its headers are late or too large. Refusals cost a few bytes
+and no aiohttp state. Malformed requests are logged as throttled single lines, never as tracebacks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp.http_exceptions import HttpProcessingError
+
+log = logging.getLogger("cogitator.web")
+
+CONNECTIONS_MAX = 4000
+CONNECTIONS_PER_ADDRESS_MAX = 256
+HEADER_TIMEOUT_S = 10.0
+HEADER_BYTES_MAX = 32 * 1024
+# File descriptors kept for the bot itself (Discord, databases, logs) when the open-files limit is low.
+FD_RESERVE = 256
+
+_END = b"\r\n\r\n"
+REFUSED = b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 10\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+TOO_LARGE = (b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+
+
+class Throttled:
+    """At most one log line per kind and interval; the next one says how many were left out."""
+
+    def __init__(self, logger: logging.Logger, every_s: float = 60.0) -> None:
+        self._log = logger
+        self._every = every_s
+        self._last: dict[str, float] = {}
+        self._skipped: dict[str, int] = {}
+
+    def warning(self, kind: str, message: str, *args: Any) -> None:
+        now = time.monotonic()
+        if now - self._last.get(kind, -self._every) < self._every:
+            self._skipped[kind] = self._skipped.get(kind, 0) + 1
+            return
+        self._last[kind] = now
+        skipped = self._skipped.pop(kind, 0)
+        self._log.warning(message + (f" ({skipped} more since the last such line)" if skipped else ""), *args)
+
+
+class HttpErrorLog(logging.LoggerAdapter):
+    """aiohttp's request-error logger: a malformed request (bad request line, header too long, invalid
+    characters) is the client's fault and becomes one throttled line; anything else keeps its traceback."""
+
+    def __init__(self, logger: logging.Logger, throttled: Throttled) -> None:
+        super().__init__(logger, {})
+        self._throttled = throttled
+
+    def exception(self, msg: object, *args: object, exc_info: Any = True, **kwargs: Any) -> None:
+        if isinstance(exc_info, HttpProcessingError):
+            first = str(exc_info.message).strip().splitlines()[0][:100] if exc_info.message else ""
+            self._throttled.warning("bad-request", "live board: malformed request from %s refused (%s: %s)",
+                                    args[0] if args else "?", type(exc_info).__name__, first)
+            return
+        super().exception(msg, *args, exc_info=exc_info, **kwargs)
+
+
+class ConnectionGuard:
+    """Counts open connections per client address and in all; makes the guarded protocol factory."""
+
+    def __init__(self, limits: Callable[[], Any], throttled: Throttled) -> None:
+        self.limits = limits  # the server's current WebSettings (read per connection, so tests can shrink them)
+        self.throttled = throttled
+        self._by_address: dict[str, int] = {}
+        self.total = 0
+        self.connections_max = CONNECTIONS_MAX
+
+    def factory(self, inner: Callable[[], asyncio.Protocol]) -> Callable[[], asyncio.Protocol]:
+        return lambda: _Guarded(self, inner)
+
+    def admit(self, address: str) -> bool:
+        limits = self.limits()
+        if self.total >= min(limits.connections_max, self.connections_max) or \
+                self._by_address.get(address, 0) >= limits.connections_per_address_max:
+            self.throttled.warning("connections", "live board: connection from %s refused (%d open from it, "
+                                    "%d in all)", address, self._by_address.get(address, 0), self.total)
+            return False
+        self._by_address[address] = self._by_address.get(address, 0) + 1
+        self.total += 1
+        return True
+
+    def release(self, address: str) -> None:
+        self.total -= 1
+        left = self._by_address[address] - 1
+        if left:
+            self._by_address[address] = left
+        else:
+            del self._by_address[address]
+
+    def open_from(self, address: str) -> int:
+        return self._by_address.get(address, 0)
+
+
+class _Guarded(asyncio.Protocol):
+    """One connection: admitted or refused at once, then handed to aiohttp while its headers are in time
+    and in size. Only the first request has a header deadline here; later requests on a kept-alive
+    connection are bounded by aiohttp's keep-alive timeout, which closes a connection idle between requests."""
+
+    __slots__ = ("_guard", "_inner_factory", "_inner", "_transport", "_address", "_timer", "_pending", "_tail", "_open")
+
+    def __init__(self, guard: ConnectionGuard, inner_factory: Callable[[], asyncio.Protocol]) -> None:
+        self._guard = guard
+        self._inner_factory = inner_factory
+        self._inner: asyncio.Protocol | None = None
+        self._transport: asyncio.Transport | None = None
+        self._address: str | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._pending = 0  # header bytes received since the end of the last request's headers
+        self._tail = b""
+        self._open = True
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        peer = transport.get_extra_info("peername")
+        address = str(peer[0]) if peer else "?"
+        if not self._guard.admit(address):
+            transport.write(REFUSED)
+            transport.close()
+            return
+        self._address, self._transport = address, transport
+        limits = self._guard.limits()
+        self._timer = asyncio.get_running_loop().call_later(limits.header_timeout_s, self._late)
+        self._inner = self._inner_factory()
+        self._inner.connection_made(transport)
+
+    def _late(self) -> None:
+        self._timer = None
+        if self._transport is not None:
+            self._guard.throttled.warning("slow", "live board: connection from %s closed: no complete request "
+                                          "headers in %.1f s", self._address, self._guard.limits().header_timeout_s)
+            self._transport.abort()
+
+    def data_received(self, data: bytes) -> None:
+        if self._inner is None or not self._open:
+            return
+        seen = self._tail + data
+        end = seen.rfind(_END)
+        if end >= 0:
+            self._pending = len(seen) - end - len(_END)
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+        else:
+            self._pending += len(data)
+        self._tail = seen[-3:]
+        limit = self._guard.limits().header_bytes_max
+        if self._pending > limit:
+            assert self._transport is not None
+            self._guard.throttled.warning("large", "live board: connection from %s closed: request headers over "
+                                          "%d bytes", self._address, limit)
+            self._open = False
+            self._transport.write(TOO_LARGE)
+            self._transport.close()
+            return
+        self._inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self._inner.eof_received() if self._inner is not None else None
+
+    def pause_writing(self) -> None:
+        if self._inner is not None:
+            self._inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        if self._inner is not None:
+            self._inner.resume_writing()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._address is not None:
+            self._guard.release(self._address)
+            self._address = None
+        self._transport = None
+        inner, self._inner = self._inner, None
+        if inner is not None:
+            inner.connection_lost(exc)

@@ -1,0 +1,128 @@
+"""The live board's connection limits over real sockets: idle and slow connections, many connections from
+one address, huge headers and malformed requests. The bot keeps answering Discord throughout."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+
+import aiohttp
+import pytest
+
+from bot.console import ConsoleSession
+from bot.web import guard
+from bot.web.server import NOT_FOUND
+from tests.web.conftest import overlay_link, start_game
+
+pytestmark = pytest.mark.asyncio
+
+
+def shrink(console: ConsoleSession, **limits: float) -> None:
+    web = console.bot.web
+    web.settings = dataclasses.replace(web.settings, **limits)
+
+
+async def connect(port: int, source: str = "127.0.0.1") -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    return await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
+
+
+async def closed_by_server(reader: asyncio.StreamReader, within: float) -> bytes:
+    """What the server sent before closing the connection; fails if it stays open longer than `within`."""
+    return await asyncio.wait_for(reader.read(), within)
+
+
+async def raw(port: int, request: bytes) -> bytes:
+    reader, writer = await connect(port)
+    try:
+        writer.write(request)
+        await writer.drain()
+    except ConnectionError:
+        pass
+    try:
+        return await asyncio.wait_for(reader.read(), 5.0)
+    except ConnectionError:
+        return b""
+    finally:
+        writer.close()
+
+
+def no_tracebacks(caplog: pytest.LogCaptureFixture) -> None:
+    assert [r.getMessage() for r in caplog.records if r.exc_info] == []
+
+
+async def test_idle_slow_and_surplus_connections_are_bounded(web_console: ConsoleSession,
+                                                             caplog: pytest.LogCaptureFixture) -> None:
+    await start_game(web_console)
+    link = await overlay_link(web_console)
+    port = web_console.bot.web.port
+    shrink(web_console, connections_per_address_max=20, header_timeout_s=0.5)
+    guard = web_console.bot.web.guard
+
+    held = [await connect(port) for _ in range(20)]  # open and send nothing
+    await asyncio.sleep(0.05)
+    assert guard.open_from("127.0.0.1") == 20
+    surplus = [await connect(port) for _ in range(10)]
+    for reader, _ in surplus:  # refused at once, with a status line, before aiohttp sees them
+        assert (await closed_by_server(reader, 2.0)).startswith(b"HTTP/1.1 429 ")
+    slow_reader, slow_writer = held[0]
+
+    async def slowloris() -> None:
+        with pytest.raises(ConnectionError):
+            for byte in b"GET /o/x/ HTTP/1.1\r\nHost: a\r\n" * 20:
+                slow_writer.write(bytes([byte]))
+                await slow_writer.drain()
+                await asyncio.sleep(0.02)
+    trickle = asyncio.create_task(slowloris())
+
+    # Another address still gets its page, and the bot still answers Discord, while 127.0.0.1 is full.
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(local_addr=("127.0.0.2", 0))) as other, \
+            other.get(link + "state") as response:
+        assert response.status == 200
+    replies = await web_console.send("/cp gain amount:1 force:true")
+    assert not replies[0].ephemeral
+
+    for reader, _ in held:  # the header deadline closes idle and byte-by-byte connections alike
+        assert await closed_by_server(reader, 3.0) == b""
+    await asyncio.wait_for(trickle, 3.0)
+    for _, writer in held + surplus:
+        writer.close()
+    await asyncio.sleep(0.05)
+    assert guard.total == 0 and guard.open_from("127.0.0.1") == 0
+    async with aiohttp.ClientSession() as again, again.get(link + "state") as response:
+        assert response.status == 200, "the address is admitted again once its connections are gone"
+    no_tracebacks(caplog)
+    assert any("no complete request headers" in r.getMessage() for r in caplog.records)
+
+
+async def test_huge_and_malformed_requests(web_console: ConsoleSession, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    await start_game(web_console)
+    link = await overlay_link(web_console)
+    port = web_console.bot.web.port
+    token = link.split("/o/")[1].strip("/")
+    ok = f"GET /o/{token}/state HTTP/1.1\r\nHost: a\r\nConnection: close\r\n".encode()
+
+    # Many lines each under aiohttp's 8 KB: refused by the total (32 KB) before they are buffered.
+    # The 431 is best effort: closing with the rest of the headers unread may reset the connection first.
+    many = ok + b"".join(b"X-%d: %s\r\n" % (i, b"a" * 8000) for i in range(40)) + b"\r\n"
+    assert (await raw(port, many)) in (b"", guard.TOO_LARGE)
+    assert any("request headers over 32768 bytes" in r.getMessage() for r in caplog.records)
+    # One line over 8 KB, or more than 64 lines: aiohttp's 400.
+    assert (await raw(port, ok + b"X-Big: " + b"a" * 9000 + b"\r\n\r\n")).startswith(b"HTTP/1.0 400 ")
+    lines = ok + b"".join(b"X-%d: a\r\n" % i for i in range(70)) + b"\r\n"
+    assert (await raw(port, lines)).startswith(b"HTTP/1.0 400 ")
+    # Under all limits: served.
+    assert (await raw(port, ok + b"".join(b"X-%d: %s\r\n" % (i, b"a" * 500) for i in range(30)) + b"\r\n")
+            ).startswith(b"HTTP/1.1 200 ")
+    for target in (b"/o/\x00/", "/o/é/".encode(), b"/o/" + b"A" * 10000 + b"/", b"\xff\xfe", b"/o/ x/"):
+        answer = await raw(port, b"GET " + target + b" HTTP/1.1\r\nHost: a\r\n\r\n")
+        assert answer.startswith((b"HTTP/1.0 400 ", b"HTTP/1.1 400 ")), (target, answer[:80])
+    for target in (b"/o/..%2f..%2fpyproject.toml", b"/o/%252e%252e/", b"/static\\..\\page.html",
+                   b"/static/%2e%2e%5cpage.html", b"/o/" + b"%C3%A4" * 43 + b"/", b"/o/%00/"):
+        answer = await raw(port, b"GET " + target + b" HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+        assert answer.startswith(b"HTTP/1.1 404 ") and answer.endswith(NOT_FOUND.encode()), (target, answer[:80])
+
+    no_tracebacks(caplog)
+    assert any("malformed request" in r.getMessage() for r in caplog.records), "said once, in one line"
+    assert not (await web_console.send("/cp gain amount:1 force:true"))[0].ephemeral
