@@ -505,7 +505,7 @@ class Game(commands.GroupCog, group_name="game", group_description="Track a batt
         await live_boards(interaction).refresh(_channel(interaction), result)
 
     @app_commands.command(name="overlay", description="A read-only live-board link of this game for stream overlays.")
-    @app_commands.describe(revoke="Stop every live-board link of this game instead")
+    @app_commands.describe(revoke="Stop every live-board link of this channel's games instead")
     async def overlay(self, interaction: discord.Interaction, revoke: bool = False) -> None:
         from bot.web import links
 

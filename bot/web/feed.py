@@ -4,7 +4,9 @@ One poller per process checks every watched game's `(last_seq, status)` in a sin
 Polling the database, not in-memory state, is what makes a change made by another shard, another
 process or a restarted bot reach the page. When a game changed, its export is built once and the same
 encoded bytes go to every page watching it; each page keeps only the newest update (a one-slot box),
-so a slow reader costs one message of memory, never a backlog.
+so a slow reader costs one message of memory, never a backlog. The same tick reads which links of the
+watched games still exist: a page whose link was revoked (by any process), or whose game is gone, is
+told so and its stream ends.
 """
 
 from __future__ import annotations
@@ -25,13 +27,20 @@ POLL_INTERVAL_S = 0.1
 
 
 class Mailbox:
-    """The newest update for one page: putting replaces what was not read yet."""
+    """The newest update for one page: putting replaces what was not read yet. `ended` once the page's
+    link was revoked or its game is gone."""
 
-    __slots__ = ("_event", "_value")
+    __slots__ = ("_event", "_value", "link", "ended")
 
-    def __init__(self) -> None:
+    def __init__(self, link: str = "") -> None:
         self._value: bytes | None = None
         self._event = asyncio.Event()
+        self.link = link  # the hash of the token the page was opened with
+        self.ended = False
+
+    def end(self) -> None:
+        self.ended = True
+        self._event.set()
 
     def put(self, value: bytes) -> None:
         self._value = value
@@ -62,9 +71,10 @@ class _Watched:
 class GameFeed:
     """Subscriptions of pages to games, fed by one polling task while anyone watches."""
 
-    def __init__(self, store_of: Callable[[], Any], *, interval: float = POLL_INTERVAL_S,
-                 executor: Executor | None = None) -> None:
+    def __init__(self, store_of: Callable[[], Any], *, tokens_of: Callable[[], Any] | None = None,
+                 interval: float = POLL_INTERVAL_S, executor: Executor | None = None) -> None:
         self._store_of = store_of  # the current GameStore (a console :restart replaces it)
+        self._tokens_of = tokens_of  # the current OverlayTokens: revoked links end their pages' streams
         self._executor = executor  # the web server's own threads, so pages never starve Discord's commands
         self._interval = interval
         self._games: dict[int, _Watched] = {}
@@ -74,14 +84,15 @@ class GameFeed:
     def pages(self) -> int:
         return sum(len(w.mailboxes) for w in self._games.values())
 
-    async def subscribe(self, game_id: int, channel_id: int) -> tuple[Mailbox, bytes | None]:
-        """A mailbox for the game's updates and its current state (None when the game is gone)."""
+    async def subscribe(self, game_id: int, channel_id: int, link: str = "") -> tuple[Mailbox, bytes | None]:
+        """A mailbox for the game's updates (for a page opened with the link of hash `link`) and the game's
+        current state (None when the game is gone)."""
         watched = self._games.get(game_id)
         if watched is None:
             watched = self._games[game_id] = _Watched(channel_id)
         if watched.payload is None:
             await self._refresh({game_id: watched})  # before joining: the current state is returned, not mailed
-        box = Mailbox()
+        box = Mailbox(link)
         watched.mailboxes.add(box)
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._poll(), name="overlay-feed")
@@ -117,9 +128,13 @@ class GameFeed:
                 log.warning("overlay feed poll failed", exc_info=True)
 
     async def _refresh(self, games: dict[int, _Watched]) -> None:
-        store = self._store_of()
+        store, tokens = self._store_of(), self._tokens_of() if self._tokens_of else None
         loop = asyncio.get_running_loop()
-        versions = await loop.run_in_executor(self._executor, store.versions, list(games))
+        versions, live = await loop.run_in_executor(self._executor, _marks, store, tokens, list(games))
+        for gid, watched in games.items():
+            for box in watched.mailboxes:
+                if not box.ended and (gid not in versions or (live is not None and box.link not in live)):
+                    box.end()
         changed = {gid: w for gid, w in games.items() if versions.get(gid) != w.version}
         if not changed:
             return
@@ -130,6 +145,11 @@ class GameFeed:
             if watched.payload is not None:
                 for box in watched.mailboxes:
                     box.put(watched.payload)
+
+
+def _marks(store: Any, tokens: Any, game_ids: list[int]) -> tuple[dict[int, tuple[int, str]], set[str] | None]:
+    """What one tick reads: each game's (last seq, status), and the hashes of its links that still work."""
+    return store.versions(game_ids), tokens.live(game_ids) if tokens is not None else None
 
 
 def _payloads(store: Any, games: dict[int, _Watched], versions: dict[int, tuple[int, str]]) -> dict[int, bytes]:

@@ -31,13 +31,16 @@ def issue_link(store: Any, tokens: OverlayTokens, link_for: Any, *, channel_id: 
     return (f"Live board of game #{export['game_id']} (read-only, updates as the game changes):\n{url}\n\n"
             f"Add it to OBS as a browser source sized 1920×1080; the background is transparent. One view per "
             f"source: append {views} to the link. Anyone with the link can watch, so share it only with your "
-            f"stream. `/game overlay revoke:true` stops every link of this game (the newest "
-            f"{LINKS_PER_GAME_MAX} links work at once).")
+            f"stream. `/game overlay revoke:true` stops every link of this channel's games (the newest "
+            f"{LINKS_PER_GAME_MAX} links of a game work at once).")
 
 
 def revoke_links(store: Any, tokens: OverlayTokens, *, channel_id: int, user_id: int, manager: bool) -> str:
-    export = _game(store, channel_id, user_id, manager)
-    count = tokens.revoke(export["game_id"])
+    """Stops every link of this channel's games: the current game's, and earlier games' that `/game overlay`
+    can no longer name once a new game has started."""
+    _game(store, channel_id, user_id, manager)
+    count = tokens.revoke(channel_id)
     if not count:
-        return f"Game #{export['game_id']} has no live-board link to revoke."
-    return f"Revoked {count} live-board link{'s' if count != 1 else ''} of game #{export['game_id']}: they now show nothing."
+        return "This channel's games have no live-board link to revoke."
+    return (f"Revoked {count} live-board link{'s' if count != 1 else ''} of this channel's games: open pages "
+            f"go blank within a second and the links show nothing.")

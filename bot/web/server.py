@@ -3,7 +3,8 @@
 Routes (GET/HEAD only):
   /o/<token>/[view]   the page; views: board (default), scoreboard, banner, round, clocks, log
   /o/<token>/state    the current page model as JSON
-  /o/<token>/events   server-sent events: one `state` message per committed change, a comment every 15 s
+  /o/<token>/events   server-sent events: one `state` message per committed change, a comment every 15 s,
+                      and a last `revoked` message when the link is revoked or the game is gone
   /static/<file>      the page's script and style sheet (served from memory, never from a path)
 Anything else, a malformed, unknown or revoked token alike: 404 with the same small body.
 
@@ -114,7 +115,7 @@ class WebServer:
         # The server's own threads for database reads: a flood of pages can't starve the threads that
         # Discord commands use (asyncio's default executor).
         self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="web")
-        self.feed = GameFeed(store_of, executor=self._executor)
+        self.feed = GameFeed(store_of, tokens_of=tokens_of, executor=self._executor)
         self._runner: web.AppRunner | None = None
         self._listener: asyncio.AbstractServer | None = None
         self._throttled = guard.Throttled(log)
@@ -220,7 +221,7 @@ class WebServer:
         link = await self._resolve(request)
         if link is None:
             return _not_found()
-        box, payload = await self.feed.subscribe(link.game_id, link.channel_id)
+        box, payload = await self.feed.subscribe(link.game_id, link.channel_id, link.token_hash)
         self.feed.unsubscribe(link.game_id, box)
         if payload is None:
             return _not_found()
@@ -230,7 +231,7 @@ class WebServer:
         link = await self._resolve(request)
         if link is None:
             return _not_found()
-        box, payload = await self.feed.subscribe(link.game_id, link.channel_id)
+        box, payload = await self.feed.subscribe(link.game_id, link.channel_id, link.token_hash)
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"})
         response.headers.update(SECURITY_HEADERS)
         self.open_streams += 1
@@ -244,6 +245,9 @@ class WebServer:
                     await response.write(b": ping\n\n")
                 payload = await box.get(HEARTBEAT_S * random.uniform(0.75, 1.25))  # spread: no bursts of 1,000
                 if self._closing.is_set():
+                    break
+                if box.ended:  # the link was revoked or the game is gone: the page clears itself, no reconnect
+                    await response.write(b"event: revoked\ndata: {}\n\n")
                     break
         except ConnectionResetError:  # the page went away mid-write
             pass

@@ -23,6 +23,10 @@ TOKEN_PATTERN = re.compile(r"[A-Za-z0-9_-]{43}")
 # Older links of a game beyond this many are dropped when a new one is made (a link per stream setup).
 LINKS_PER_GAME_MAX = 10
 
+# Revoking covers the channel's earlier games too (their links outlive the game, and once a new game has
+# started, `/game overlay` no longer names them).
+CHANNEL_INDEX = "CREATE INDEX overlay_tokens_by_channel ON overlay_tokens (channel_id)"
+
 MIGRATIONS = {
     "sqlite": ["""
     CREATE TABLE overlay_tokens (
@@ -33,7 +37,7 @@ MIGRATIONS = {
         created_at REAL NOT NULL
     );
     CREATE INDEX overlay_tokens_by_game ON overlay_tokens (game_id, created_at)
-    """],
+    """, CHANNEL_INDEX],
     "postgresql": ["""
     CREATE TABLE overlay_tokens (
         token_hash TEXT PRIMARY KEY,
@@ -43,7 +47,7 @@ MIGRATIONS = {
         created_at DOUBLE PRECISION NOT NULL
     );
     CREATE INDEX overlay_tokens_by_game ON overlay_tokens (game_id, created_at)
-    """],
+    """, CHANNEL_INDEX],
 }
 
 
@@ -51,6 +55,7 @@ MIGRATIONS = {
 class Link:
     game_id: int
     channel_id: int
+    token_hash: str
 
 
 def token_hash(token: str) -> str:
@@ -78,20 +83,32 @@ class OverlayTokens:
                 " ORDER BY created_at DESC LIMIT ?)", (game_id, game_id, LINKS_PER_GAME_MAX))
         return token
 
-    def revoke(self, game_id: int) -> int:
-        """Invalidate every link of the game; returns how many there were."""
-        with self._storage.transaction(game_id) as conn:
-            return len(conn.execute("DELETE FROM overlay_tokens WHERE game_id = ? RETURNING token_hash",
-                                    (game_id,)).fetchall())
+    def revoke(self, channel_id: int) -> int:
+        """Invalidate every link of the channel's games, the current one and earlier ones; returns how many
+        there were. Open pages of those links go blank within a poll of the feed (any process)."""
+        with self._storage.transaction() as conn:
+            return len(conn.execute("DELETE FROM overlay_tokens WHERE channel_id = ? RETURNING token_hash",
+                                    (channel_id,)).fetchall())
 
     def resolve(self, token: str) -> Link | None:
         """The game a token opens, or None (malformed, unknown and revoked alike)."""
         if not TOKEN_PATTERN.fullmatch(token):
             return None
+        digest = token_hash(token)
         with self._storage.read() as conn:
             row = conn.execute("SELECT game_id, channel_id FROM overlay_tokens WHERE token_hash = ?",
-                               (token_hash(token),)).fetchone()
-        return Link(row["game_id"], row["channel_id"]) if row else None
+                               (digest,)).fetchone()
+        return Link(row["game_id"], row["channel_id"], digest) if row else None
+
+    def live(self, game_ids: list[int]) -> set[str]:
+        """The hashes of the links that still work for these games (the feed ends the streams of the others)."""
+        if not game_ids:
+            return set()
+        marks = ",".join("?" * len(game_ids))
+        with self._storage.read() as conn:
+            rows = conn.execute(f"SELECT token_hash FROM overlay_tokens WHERE game_id IN ({marks})",
+                                tuple(game_ids)).fetchall()
+        return {r["token_hash"] for r in rows}
 
     def close(self) -> None:
         if self._owned:

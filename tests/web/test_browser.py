@@ -1,8 +1,10 @@
 """The live board in a real browser: Debian's headless Chromium, driven by Playwright (no browser download).
 
-A short game is played through the console; after each step the page must show it. Also: no console
-error, the CSP blocks an injected inline script, hostile names display as text, and the page comes back
-by itself after a bot restart. Screenshots of every view are saved as test artifacts.
+A short game is played through the console, on SQLite and on PostgreSQL; after each step the page must
+show it, including a change committed by a separate OS process on the same database, the end of the game,
+a new game in the channel (the page stays on its own game) and revocation (the open page goes blank).
+Also: no console error, the CSP blocks an injected inline script, hostile names display as text, and the
+page comes back by itself after a bot restart. Screenshots of every view are saved as test artifacts.
 
 Skipped where Chromium or Playwright is missing, except when COGITATOR_REQUIRE_BROWSER=1 (CI), where a
 missing browser is a failure.
@@ -20,7 +22,9 @@ import pytest
 
 from bot.config import Settings
 from bot.console import ConsoleSession
-from tests.web.conftest import overlay_link, start_game
+from tests.conftest import backend_settings
+from tests.web import other_process
+from tests.web.conftest import ALICE, BOB, overlay_link, start_game
 
 CHROMIUM = os.environ.get("COGITATOR_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(os.environ.get("COGITATOR_ARTIFACTS", Path(__file__).resolve().parents[2] / "var" / "test-artifacts"))
@@ -56,14 +60,25 @@ async def browser() -> AsyncIterator[object]:
 
 
 @pytest.fixture
-def fixed_port_settings(settings: Settings) -> Settings:
-    """A fixed port, so the page's own reconnects find the restarted bot at the same address."""
+def fixed_port_settings(settings: Settings, db_target: Path | str) -> Settings:
+    """On both state backends, with a fixed port, so the page's own reconnects find the restarted bot at
+    the same address."""
     import socket
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    return dataclasses.replace(settings, web_port=port)
+    return dataclasses.replace(backend_settings(settings, db_target), web_port=port)
+
+
+# The visible panels whose content is larger than the panel (cut off or spilling over the stream), and
+# panels that leave the 1920x1080 canvas.
+FITS = """() => Array.from(document.querySelectorAll('.panel')).filter((el) => {
+    if (getComputedStyle(el).display === 'none') return false;
+    const box = el.getBoundingClientRect();
+    return el.scrollHeight > el.clientHeight + 1 || el.scrollWidth > el.clientWidth + 1
+        || box.left < 0 || box.top < 0 || box.right > 1920 || box.bottom > 1080;
+}).map((el) => el.id)"""
 
 
 async def _text(page, selector: str) -> str:  # noqa: ANN001 - playwright Page
@@ -82,12 +97,12 @@ async def _seq(page) -> int:  # noqa: ANN001
 async def test_live_board_in_chromium(browser, fixed_port_settings: Settings) -> None:  # noqa: ANN001
     console = await ConsoleSession.open(fixed_port_settings)
     try:
-        await _play_and_watch(console, browser)
+        await _play_and_watch(console, browser, "postgresql" if fixed_port_settings.database_url else "sqlite")
     finally:
         await console.close()
 
 
-async def _play_and_watch(console: ConsoleSession, browser) -> None:  # noqa: ANN001
+async def _play_and_watch(console: ConsoleSession, browser, backend: str) -> None:  # noqa: ANN001
     hostile = "<b>Bobby</b> @everyone"
     await start_game(console, bob=hostile)
     link = await overlay_link(console)
@@ -128,13 +143,23 @@ async def _play_and_watch(console: ConsoleSession, browser) -> None:  # noqa: AN
     errors[:] = [e for e in errors if "Content Security Policy" not in e]
     assert csp_reports, "the blocked inline script is reported by the browser"
 
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    # The clocks: started, the active player's time runs down on the page.
+    before = await _seq(page)
+    assert not (await console.send("/clock start minutes:30"))[0].ephemeral
+    await _wait_seq_after(page, before)
+    assert await page.locator("#clocks .p0.running").count() == 1
+    assert (await _text(page, "#clocks .p0 .time")).startswith(("30:00", "29:5")), "counts down from 30 minutes"
+    assert await _text(page, "#clocks .p1 .time") == "30:00"
+
+    artifacts = ARTIFACTS / str(backend)
+    artifacts.mkdir(parents=True, exist_ok=True)
     for view in ("", "scoreboard", "banner", "round", "clocks", "log"):
         view_page = await context.new_page()
         view_page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         await view_page.goto(link + view)
         await view_page.wait_for_function("() => document.body.dataset.seq !== undefined", timeout=5000)
-        await view_page.screenshot(path=str(ARTIFACTS / f"overlay-{view or 'board'}.png"), omit_background=True)
+        await view_page.screenshot(path=str(artifacts / f"overlay-{view or 'board'}.png"), omit_background=True)
+        assert await view_page.evaluate(FITS) == [], f"content spills out of its panel in view {view or 'board'}"
         await view_page.close()
 
     # A bot restart: the page reconnects by itself and shows changes made after it.
@@ -145,6 +170,48 @@ async def _play_and_watch(console: ConsoleSession, browser) -> None:  # noqa: AN
     await page.wait_for_function("(s) => Number(document.body.dataset.seq || 0) > s", arg=before, timeout=10000)
     assert await _text(page, "#scoreboard .p1 .cp-value") == "2"
     assert await page.evaluate("() => document.body.dataset.connected") == "yes"
+
+    # A change committed by a separate OS process (another shard) on the same database reaches the page.
+    db = console.settings.database_url or console.settings.db_path
+    before = await _seq(page)
+    await other_process.run("vp_set", db, 1001, BOB, 9)
+    await _wait_seq_after(page, before)
+    assert await _text(page, "#scoreboard .p1 .vp-value") == "9"
+
+    # The game ends: the page says so and its clocks stop.
+    before = await _seq(page)
+    assert not (await console.send("/game end"))[0].ephemeral
+    await _wait_seq_after(page, before)
+    assert await _text(page, "#round .round-line") == "Game finished"
+    assert await page.locator("#clocks .running").count() == 0
+    await page.screenshot(path=str(artifacts / "overlay-board-finished.png"), omit_background=True)
+
+    # A new game in the same channel: the open page stays on its own (finished) game; a new link shows the new one.
+    ended_at = await _seq(page)
+    await console.send(f":as {ALICE}")
+    replies = await console.send("/game start opponent:222 edition:11e faction:Orks opponent_faction:Necrons")
+    assert not replies[0].ephemeral, replies[0].text()
+    assert not (await console.send("/cp gain amount:3 force:true"))[0].ephemeral
+    new_page = await context.new_page()
+    new_page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    await new_page.goto(await overlay_link(console))
+    await new_page.wait_for_function("() => document.body.dataset.seq !== undefined", timeout=5000)
+    assert await _text(new_page, "#scoreboard .p0 .faction") == "Orks"
+    assert await _text(new_page, "#scoreboard .p0 .cp-value") == "4"
+    await page.wait_for_timeout(500)  # several polls of the feed
+    assert await _seq(page) == ended_at
+    assert await _text(page, "#scoreboard .p0 .faction") == "Leagues of Votann"
+    assert await _text(page, "#round .round-line") == "Game finished"
+
+    # Revoking: both open pages (the old game's and the new one's) go blank and stop reconnecting.
+    replies = await console.send("/game overlay revoke:true")
+    assert replies[0].ephemeral and "Revoked 2" in replies[0].text(), replies[0].text()
+    for revoked in (page, new_page):
+        await revoked.wait_for_function("() => document.body.dataset.revoked === 'yes'", timeout=5000)
+        assert (await revoked.locator("#overlay").inner_text()).strip() == ""
+        assert await revoked.locator("#overlay *").count() == 0
+    await page.wait_for_timeout(1500)
+    assert await page.evaluate("() => document.body.dataset.connected") == "no", "no reconnect after revocation"
 
     reconnect_noise = [e for e in errors if "ERR_CONNECTION_REFUSED" in e or "events" in e]
     assert [e for e in errors if e not in reconnect_noise] == [], errors

@@ -12,6 +12,7 @@ import pytest
 from bot.console import ConsoleSession
 from bot.web.server import SECURITY_HEADERS
 from bot.web.tokens import token_hash
+from tests.web import other_process
 from tests.web.conftest import ALICE, BOB, overlay_link, start_game
 
 pytestmark = pytest.mark.asyncio
@@ -28,6 +29,19 @@ async def next_state(stream: aiohttp.StreamReader, timeout: float = 5.0) -> dict
             event = text[7:]
         elif text.startswith("data: ") and event == "state":
             return json.loads(text[6:])["state"]
+
+
+async def next_event(stream: aiohttp.StreamReader, timeout: float = 5.0) -> tuple[str, str]:
+    """The next named event of an event stream and its data."""
+    deadline = time.monotonic() + timeout
+    event = None
+    while True:
+        line = await asyncio.wait_for(stream.readline(), max(0.01, deadline - time.monotonic()))
+        text = line.decode().rstrip("\n")
+        if text.startswith("event: "):
+            event = text[7:]
+        elif text.startswith("data: ") and event:
+            return event, text[6:]
 
 
 async def test_page_state_and_headers(web_console: ConsoleSession, http: aiohttp.ClientSession) -> None:
@@ -110,21 +124,39 @@ async def test_every_change_reaches_the_stream(web_console: ConsoleSession, http
 
 async def test_a_change_from_another_process_reaches_the_stream(web_console: ConsoleSession,
                                                                http: aiohttp.ClientSession) -> None:
-    """The feed polls the database: a write by another store (another shard) shows up too."""
-    from bot.games import commands
-    from bot.games.store import GameStore
-
+    """The feed polls the database: a change committed by a separate OS process (another shard) shows up."""
     await start_game(web_console)
     link = await overlay_link(web_console)
-    other = GameStore(web_console.settings.database_url or web_console.settings.db_path)
-    try:
-        async with http.get(link + "events") as stream:
-            await next_state(stream.content)
-            await asyncio.to_thread(other.act, 1001, commands.vp_set, BOB, 7)
-            state = await next_state(stream.content)
-            assert state["players"][1]["vp"] == 7
-    finally:
-        other.close()
+    db = web_console.settings.database_url or web_console.settings.db_path
+    async with http.get(link + "events") as stream:
+        await next_state(stream.content)
+        started = time.monotonic()
+        await other_process.run("vp_set", db, 1001, BOB, 7)
+        state = await next_state(stream.content)
+        assert state["players"][1]["vp"] == 7
+        assert time.monotonic() - started < 5.0  # the process start dominates; the bench measures latency
+
+
+async def test_revoking_ends_open_pages(web_console: ConsoleSession, http: aiohttp.ClientSession) -> None:
+    """A revoked link stops an open page at once (its stream ends with `revoked`), whichever process revoked
+    it; the game's other pages, made with a newer link, keep going."""
+    await start_game(web_console)
+    first = await overlay_link(web_console)
+    async with http.get(first + "events") as stream:
+        await next_state(stream.content)
+        replies = await web_console.send("/game overlay revoke:true")
+        assert "Revoked 1" in replies[0].text()
+        assert await next_event(stream.content) == ("revoked", "{}")
+        assert await asyncio.wait_for(stream.content.read(), 2.0) == b"\n", "and the stream ends"
+    second = await overlay_link(web_console)
+    db = web_console.settings.database_url or web_console.settings.db_path
+    async with http.get(second + "events") as stream:
+        await next_state(stream.content)
+        await other_process.run("revoke", db, 1001)
+        assert await next_event(stream.content) == ("revoked", "{}")
+    async with http.get(second + "events") as gone:
+        assert gone.status == 404
+    assert web_console.bot.web.feed.pages == 0
 
 
 async def test_hostile_names_arrive_as_plain_data(web_console: ConsoleSession, http: aiohttp.ClientSession) -> None:

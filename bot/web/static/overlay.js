@@ -7,6 +7,7 @@
   let offset = 0; // server clock minus this page's clock, in seconds
   let source = null;
   let retryTimer = null;
+  let retryDelay = 1000;
 
   const $ = (sel, root = document) => root.querySelector(sel);
   const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
@@ -69,17 +70,17 @@
 
   function renderBanner(m) {
     const head = $("#banner thead tr");
-    const cells = ["", ...m.rounds.map((r) => `R${r.round}`), "Total"];
+    const cells = ["", "", ...m.rounds.map((r) => `R${r.round}`), "Total"];
     head.replaceChildren(...cells.map((t) => { const th = document.createElement("th"); th.textContent = t; return th; }));
     const rows = [];
     for (const p of m.players.slice(0, 2)) {
       const kinds = [["primary", "Pri"], ["secondary", "Sec"]];
       if (m.players.some((q) => q.other !== 0)) kinds.push(["other", "Other"]);
-      for (const [key, label] of kinds) {
+      for (const [n, [key, label]] of kinds.entries()) {
         const tr = document.createElement("tr");
         tr.dataset.player = p.id; tr.dataset.kind = key;
         const perRound = m.rounds.map((r) => (key === "other" && !r.scores[p.id][key] ? "" : String(r.scores[p.id][key])));
-        const values = [`${p.name} ${label}`, ...perRound, String(p[key])];
+        const values = [n === 0 ? p.name : "", label, ...perRound, String(p[key])];
         tr.replaceChildren(...values.map((t) => { const td = document.createElement("td"); td.textContent = t; return td; }));
         rows.push(tr);
       }
@@ -96,21 +97,41 @@
     render();
   }
 
+  // The link was revoked (or its game is gone): show nothing from now on, and stop asking.
+  function onRevoked() {
+    clearTimeout(retryTimer);
+    clearInterval(clockTimer);
+    source.close();
+    model = null;
+    document.body.dataset.connected = "no";
+    document.body.dataset.revoked = "yes";
+    $("#overlay").replaceChildren();
+  }
+
   function connect() {
     clearTimeout(retryTimer);
     if (source) source.close();
     source = new EventSource(base + "events");
     source.addEventListener("state", onState);
-    source.addEventListener("open", () => { document.body.dataset.connected = "yes"; setText($("#status"), ""); });
+    source.addEventListener("revoked", onRevoked);
+    source.addEventListener("open", () => {
+      retryDelay = 1000;
+      document.body.dataset.connected = "yes";
+      setText($("#status"), "");
+    });
     source.addEventListener("error", () => {
+      if (document.body.dataset.revoked) return;
       document.body.dataset.connected = "no";
       setText($("#status"), "reconnecting…");
       // EventSource retries by itself while CONNECTING; after a hard failure (e.g. the bot restarting
-      // answered 5xx) it gives up, so start again ourselves.
-      if (source.readyState === EventSource.CLOSED) retryTimer = setTimeout(connect, 1000);
+      // answered 5xx) it gives up, so start again ourselves, backing off to one try every 30 s.
+      if (source.readyState === EventSource.CLOSED) {
+        retryTimer = setTimeout(connect, retryDelay);
+        retryDelay = Math.min(retryDelay * 2, 30000);
+      }
     });
   }
 
-  setInterval(renderClocks, 250);
+  const clockTimer = setInterval(renderClocks, 250);
   connect();
 })();
