@@ -9,7 +9,9 @@ GameStore, and its event-stream clients time how long each committed change take
 
 Targets (issue 14): change-to-page p99 < 500 ms with 50 pages open on one game; memory per open page
 < 50 KB in the bot; with 1,000 pages open /rule p99 still < 50 ms through the fake Discord; 10,000
-connection attempts from one address end in 429s and the bot keeps answering.
+connection attempts from one address end in 429s and the bot keeps answering, whether they request
+streams or hold connections open sending nothing (or headers a byte at a time). Also printed: the time
+of a wrong and of a revoked token's 404 (the issue: no difference worth measuring).
 """
 
 from __future__ import annotations
@@ -125,6 +127,11 @@ async def main_async(args: argparse.Namespace) -> int:
     game_id = store.active(CHANNEL)[0]  # type: ignore[index]
     tokens = OverlayTokens(db)
     token = tokens.issue(game_id, CHANNEL, 111)
+    # A revoked link (of another channel's game, as revoking covers a whole channel) for the 404 timing.
+    store.start(CHANNEL + 1, 501, user_id=111, user_name="Alice", opponent_id=222, opponent_name="Bob",
+                edition="11e", faction="Orks", opponent_faction="Necrons")
+    revoked = tokens.issue(store.active(CHANNEL + 1)[0], CHANNEL + 1, 111)  # type: ignore[index]
+    tokens.revoke(CHANNEL + 1)
     port = free_port()
     fake = FakeDiscord().start()
     bot = BotProcess(fake, work, data=data, db=db, env={"COGITATOR_WEB_PORT": str(port), "COGITATOR_LOG_LEVEL": "WARNING"})
@@ -135,6 +142,8 @@ async def main_async(args: argparse.Namespace) -> int:
         await asyncio.to_thread(fake.wait_for_sessions, [(0, 1)])
         for q in RULE_QUERIES[:3]:
             await asyncio.to_thread(fake.slash, "rule", {"query": q})
+
+        await not_found_timing(f"http://127.0.0.1:{port}", revoked, args.n * 2)
 
         latencies = await latency_run(store, url, args.pages, args.changes)
         print(summary(f"change -> page, {args.pages} pages", latencies, LATENCY_P99_MS))
@@ -166,6 +175,18 @@ async def main_async(args: argparse.Namespace) -> int:
             out, _ = await flood.communicate()
             print(f"{'flood from one address':<34} {out.decode().strip()}; bot alive: {bot.alive()}")
             print(summary("/rule during the flood", during, RULE_P99_MS))
+
+            # Connections that send nothing, or their headers a byte at a time, from one address.
+            idle = await asyncio.create_subprocess_exec(
+                sys.executable, __file__, "--idle-client", str(port), str(args.flood), stdout=asyncio.subprocess.PIPE)
+            await asyncio.sleep(2.0)
+            during = []
+            for i in range(20):
+                rec = await asyncio.to_thread(fake.slash, "rule", {"query": RULE_QUERIES[i % len(RULE_QUERIES)]})
+                during.append(rec.answer_latency or 0.0)
+            out, _ = await idle.communicate()
+            print(f"{'idle/slow connections, one address':<34} {out.decode().strip()}; bot alive: {bot.alive()}")
+            print(summary("/rule during idle connections", during, RULE_P99_MS))
         code, _ = bot.terminate()
         print(f"bot exit code after SIGTERM: {code}")
     finally:
@@ -196,9 +217,77 @@ async def flood_client(url: str, count: int) -> None:
           f"{dict(sorted(statuses.items()))} (0 = connection error or timeout)")
 
 
+async def not_found_timing(base: str, revoked: str, n: int) -> None:
+    """A wrong and a revoked token, alternately: both must be the same 404, in the same time."""
+    wrong = "W" * 43
+    times: dict[str, list[float]] = {"wrong": [], "revoked": []}
+    bodies = set()
+    async with aiohttp.ClientSession() as client:
+        for i in range(n):
+            kind, tok = ("wrong", wrong) if i % 2 == 0 else ("revoked", revoked)
+            started = time.perf_counter()
+            async with client.get(f"{base}/o/{tok}/state") as response:
+                bodies.add((response.status, await response.read()))
+            times[kind].append(time.perf_counter() - started)
+    q = {k: sorted(v) for k, v in times.items()}
+
+    def pct(values: list[float], p: float) -> float:
+        return values[min(len(values) - 1, int(p * len(values)))] * 1000
+
+    spread = pct(q["wrong"], 0.9) - pct(q["wrong"], 0.1)
+    diff = pct(q["revoked"], 0.5) - pct(q["wrong"], 0.5)
+    print(f"{'404: wrong vs revoked token':<34} n={n // 2} each  wrong p50={pct(q['wrong'], 0.5):.2f} ms "
+          f"p99={pct(q['wrong'], 0.99):.2f}  revoked p50={pct(q['revoked'], 0.5):.2f} ms "
+          f"p99={pct(q['revoked'], 0.99):.2f}  median difference {diff:+.3f} ms (p10-p90 spread {spread:.3f} ms); "
+          f"distinct answers: {len(bodies)} {sorted(s for s, _ in bodies)}")
+
+
+async def idle_client(port: int, count: int, hold_s: float = 12.0) -> None:
+    """`count` connections from one address: every tenth sends its headers a byte at a time, the rest nothing.
+    Prints how many the bot refused at once (429) and how many it closed by its header deadline."""
+    resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
+    started = time.perf_counter()
+    conns, errors = [], 0
+    for _ in range(count):
+        try:
+            conns.append(await asyncio.open_connection("127.0.0.1", port))
+        except OSError:
+            errors += 1
+
+    async def trickle(writer: asyncio.StreamWriter) -> None:
+        try:
+            for byte in b"GET / HTTP/1.1\r\nHost: a\r\n" * 10:
+                if writer.is_closing():
+                    return
+                writer.write(bytes([byte]))
+                await asyncio.sleep(0.5)
+        except (ConnectionError, RuntimeError):
+            pass
+    tasks = [asyncio.create_task(trickle(w)) for i, (_, w) in enumerate(conns) if i % 10 == 0]
+
+    async def outcome(reader: asyncio.StreamReader) -> str:
+        try:
+            data = await asyncio.wait_for(reader.read(), hold_s)
+        except TimeoutError:
+            return "still open"
+        except ConnectionError:
+            return "reset"
+        return "refused 429" if data.startswith(b"HTTP/1.1 429") else "closed by the bot"
+    results = await asyncio.gather(*(outcome(r) for r, _ in conns))
+    for task in tasks:
+        task.cancel()
+    for _, w in conns:
+        w.close()
+    counts = {k: results.count(k) for k in sorted(set(results))}
+    print(f"{count} connections in {time.perf_counter() - started:.1f} s: {counts}, connect errors {errors}")
+
+
 def main() -> int:
     if len(sys.argv) == 4 and sys.argv[1] == "--flood-client":
         asyncio.run(flood_client(sys.argv[2], int(sys.argv[3])))
+        return 0
+    if len(sys.argv) == 4 and sys.argv[1] == "--idle-client":
+        asyncio.run(idle_client(int(sys.argv[2]), int(sys.argv[3])))
         return 0
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pages", type=int, default=50)

@@ -212,7 +212,18 @@ async def _play_and_watch(console: ConsoleSession, browser, backend: str) -> Non
         assert await revoked.locator("#overlay *").count() == 0
     await page.wait_for_timeout(1500)
     assert await page.evaluate("() => document.body.dataset.connected") == "no", "no reconnect after revocation"
-
     reconnect_noise = [e for e in errors if "ERR_CONNECTION_REFUSED" in e or "events" in e]
     assert [e for e in errors if e not in reconnect_noise] == [], errors
+
+    # Revoked while the page's server is down: the page finds out when it reconnects (a 404), and goes blank.
+    last_page = await context.new_page()
+    await last_page.goto(await overlay_link(console))
+    await last_page.wait_for_function("() => document.body.dataset.connected === 'yes'", timeout=5000)
+    await console.bot.web.close()
+    console.bot.web = None
+    await last_page.wait_for_function("() => document.body.dataset.connected === 'no'", timeout=5000)
+    await other_process.run("revoke", db, 1001)
+    await console.bot.start_web()
+    await last_page.wait_for_function("() => document.body.dataset.revoked === 'yes'", timeout=10000)
+    assert await last_page.locator("#overlay *").count() == 0
     await context.close()

@@ -108,6 +108,12 @@
     $("#overlay").replaceChildren();
   }
 
+  function retryLater() {
+    clearTimeout(retryTimer);
+    retryTimer = setTimeout(connect, retryDelay);
+    retryDelay = Math.min(retryDelay * 2, 30000);
+  }
+
   function connect() {
     clearTimeout(retryTimer);
     if (source) source.close();
@@ -123,11 +129,12 @@
       if (document.body.dataset.revoked) return;
       document.body.dataset.connected = "no";
       setText($("#status"), "reconnecting…");
-      // EventSource retries by itself while CONNECTING; after a hard failure (e.g. the bot restarting
-      // answered 5xx) it gives up, so start again ourselves, backing off to one try every 30 s.
+      // EventSource retries by itself while CONNECTING; after a hard failure (a non-200 answer) it gives
+      // up. A 404 means the link was revoked (or its game removed) while we were away: show nothing.
+      // Otherwise (e.g. the bot restarting answered 5xx) start again ourselves, backing off to 30 s.
       if (source.readyState === EventSource.CLOSED) {
-        retryTimer = setTimeout(connect, retryDelay);
-        retryDelay = Math.min(retryDelay * 2, 30000);
+        fetch(base + "state", { cache: "no-store" })
+          .then((answer) => (answer.status === 404 ? onRevoked() : retryLater()), retryLater);
       }
     });
   }
