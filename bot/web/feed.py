@@ -19,6 +19,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import Any
 
+from bot.web.guard import Throttled
 from bot.web.view import overlay_view
 
 log = logging.getLogger("cogitator.web")
@@ -79,6 +80,7 @@ class GameFeed:
         self._interval = interval
         self._games: dict[int, _Watched] = {}
         self._task: asyncio.Task[None] | None = None
+        self._failures = Throttled(log)
 
     @property
     def pages(self) -> int:
@@ -124,8 +126,10 @@ class GameFeed:
             await asyncio.sleep(self._interval)
             try:
                 await self._refresh(dict(self._games))
-            except Exception:  # a locked or briefly unavailable database: try again next tick
-                log.warning("overlay feed poll failed", exc_info=True)
+            except Exception as error:  # a locked or briefly unavailable database: try again next tick
+                # Ten polls a second: an outage is one line a minute (with a count), not ten tracebacks a second.
+                self._failures.warning("poll", "overlay feed poll failed (%s: %s); retrying every %.1f s",
+                                       type(error).__name__, str(error)[:200], self._interval)
 
     async def _refresh(self, games: dict[int, _Watched]) -> None:
         store, tokens = self._store_of(), self._tokens_of() if self._tokens_of else None

@@ -12,6 +12,7 @@ and no aiohttp state. Malformed requests are logged as throttled single lines, n
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import time
 from collections.abc import Callable
@@ -31,6 +32,22 @@ FD_RESERVE = 256
 _END = b"\r\n\r\n"
 REFUSED = b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 10\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 TOO_LARGE = (b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+
+
+def client_key(address: str | None) -> str:
+    """What the per-address limits count: an IPv4 address, or an IPv6 /64 (one subscriber's usual
+    allocation: stepping through its 2^64 addresses gains nothing)."""
+    if not address:
+        return "?"
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network(f"{ip}/64", strict=False))
+    return str(ip)
 
 
 class Throttled:
@@ -126,7 +143,7 @@ class _Guarded(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         peer = transport.get_extra_info("peername")
-        address = str(peer[0]) if peer else "?"
+        address = client_key(str(peer[0]) if peer else None)
         if not self._guard.admit(address):
             transport.write(REFUSED)
             transport.close()

@@ -178,9 +178,10 @@ class WebServer:
     # ------------------------------------------------------------------ handlers
     @web.middleware
     async def _limit(self, request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
-        """At most `streams_per_address_max` requests in progress per client address (an open page is one
-        long request) and `streams_max` in all: a flood is answered 429 before any work is done."""
-        address = request.remote or "?"
+        """At most `streams_per_address_max` requests in progress per client address (an IPv6 /64 counts as
+        one; an open page is one long request) and `streams_max` in all: a flood is answered 429 before any
+        work is done."""
+        address = guard.client_key(request.remote)
         if self._in_flight_total >= self.settings.streams_max or \
                 self._in_flight.get(address, 0) >= self.settings.streams_per_address_max:
             return web.Response(status=429, text="Too many open pages\n", content_type="text/plain",
