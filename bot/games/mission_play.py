@@ -121,6 +121,9 @@ def choose_first(state: GameState, user_id: int, first: int, *, force: bool = Fa
 def _round(state: GameState, round_: int | None) -> int:
     if round_ is None:
         return state.round
+    if isinstance(round_, int) and round_ > state.round:
+        raise UserError(f"Battle round {round_} has not begun: this is round {state.round} (round: scores an "
+                        "earlier round, leave it out for this one).", field="round")
     return rules.check_amount(round_, field="round", low=1, high=state.round, what="The battle round")
 
 
@@ -183,14 +186,17 @@ def _in_play(state: GameState, player: int) -> list[str]:
     return [c["name"] for c in state.players[player].secondaries if c["status"] in ACTIVE_CARD]
 
 
-def _card_refusal(state: GameState, actor: int, text: str) -> UserError:
+def _card_refusal(state: GameState, actor: int, text: str, *, held_only: bool = False) -> UserError:
+    """A refusal naming the cards that apply: for keep/discard the cards you hold; to draw, the deck minus the
+    cards you hold or achieved; to score, the cards you hold, then the deck minus what you achieved."""
     held = _in_play(state, actor)
-    deck = missions.catalog().secondaries.get(state.edition, [])
-    achieved = {c["card"] for c in state.players[actor].secondaries if c["status"] == "achieved"}
-    left = [c.name for c in deck if c.id not in achieved]
     hint = f" Your cards in play: {', '.join(held)}." if held else " You hold no cards (/secondary draw)."
-    if left:
-        hint += f" Cards that apply: {', '.join(left)}."
+    if not held_only:
+        deck = missions.catalog().secondaries.get(state.edition, [])
+        achieved = {c["card"] for c in state.players[actor].secondaries if c["status"] == "achieved"}
+        left = [c.name for c in deck if c.id not in achieved and c.name not in held]
+        if left:
+            hint += f" {'Other cards' if held else 'Cards'} that apply: {', '.join(left)}."
     return UserError(text + hint, field="card")
 
 
@@ -238,7 +244,7 @@ def secondary(state: GameState, user_id: int, action: str, ref: dict[str, Any]) 
         summary = f"{me.name} draws {ref['name']} ({ref['mode']})"
     elif action in ("keep", "discard"):
         if held is None:
-            raise _card_refusal(state, actor, f"You do not hold {ref['name']}.")
+            raise _card_refusal(state, actor, f"You do not hold {ref['name']}.", held_only=True)
         if held["mode"] == "fixed" and action == "discard":
             raise UserError(f"{ref['name']} is a fixed secondary: it stays for the whole battle.", field="card")
         summary = f"{me.name} {'keeps' if action == 'keep' else 'discards'} {ref['name']}"
@@ -271,6 +277,9 @@ def clock_start(state: GameState, user_id: int, minutes: int, *, follow: bool = 
 def _clock(state: GameState) -> Any:
     if state.clock is None or state.clock.stopped:
         raise UserError("No chess clock is running in this game. Start one with /clock start.")
+    if state.over:  # the battle's end stopped it (events._next); /game undo goes back into the battle
+        raise UserError("The battle is over: the chess clock stopped with it (time used: /game score). "
+                        "Use /game undo to go back into the battle.")
     return state.clock
 
 

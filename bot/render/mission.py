@@ -66,8 +66,8 @@ def clock_field(state: GameState, now: float) -> str | None:
         mark = " ▶" if clock.running and clock.holder == i else ""
         parts.append(f"{escape(p.name, limit=20)} **{clock_text(left)}**{mark}")
     text = "⏱ " + " · ".join(parts)
-    if clock.stopped:
-        text += " (stopped)"
+    if clock.stopped or state.over:
+        text += " (stopped: the battle is over)"
     elif not clock.running:
         text += " (paused)"
     late = [escape(state.players[i].name, limit=20) for i in range(2) if clock.remaining(i, now) <= 0]

@@ -357,3 +357,36 @@ async def test_the_11e_primary_cap_shows_both_sources(console: ConsoleSession) -
     await console.send("/game start opponent:222 edition:10e faction:Orks opponent_faction:Necrons mission:Any")
     (card,) = await console.send("/mission show")
     assert "Primary: 50 per game\n" in card.text()  # 10e: the sources agree
+
+
+async def test_card_refusals_list_only_the_cards_that_apply_to_that_action(console: ConsoleSession) -> None:
+    await console.send(START)
+    await console.send("/secondary draw card:Cleanse")
+    await console.send("/secondary draw card:Assassination mode:fixed")
+    await console.send("/vp secondary amount:5 card:Plunder")  # achieved
+    (r,) = await console.send("/secondary draw card:Cleanse")
+    text = r.text()
+    assert r.ephemeral and "You already hold Cleanse. Your cards in play: Cleanse, Assassination." in text
+    others = text.split("Other cards that apply: ")[1]
+    assert "Forward Position" in others and not {"Cleanse", "Assassination", "Plunder"} & set(others[:-1].split(", "))
+    (r,) = await console.send("/secondary keep card:Outflank")
+    assert r.ephemeral and r.text().endswith("You do not hold Outflank. Your cards in play: Cleanse, Assassination.")
+
+
+async def test_the_clock_stops_with_the_battle_and_says_so(console: ConsoleSession, clock: FakeClock) -> None:
+    """After the fifth round the clock is stopped: the board says so, and pause/resume/pass explain why
+    instead of sending the players from "already paused, resume it" to "the battle is over"."""
+    await console.send(START)
+    await console.send("/clock start minutes:30")
+    for _ in range(50):
+        clock.t += 6
+        await console.send("/game next")
+    (board,) = await console.send("/game status")
+    assert "(stopped: the battle is over)" in board.text() and "(paused)" not in board.text()
+    for line in ("/clock pause", "/clock resume", "/clock pass"):
+        (r,) = await console.send(line)
+        assert r.ephemeral and "The battle is over: the chess clock stopped with it" in r.text(), line
+    assert all(c.get("disabled") for c in board.components if c["custom_id"] == f"game:pass:{CH}")
+    await console.send("/game undo")  # back into the last Fight phase: the clock runs again
+    r = (await console.send("/clock pause"))[0]  # the answer, then the live board's redraw
+    assert not r.ephemeral and "Clock paused" in r.text()

@@ -202,7 +202,7 @@ def test_vp_by_category_and_round_with_caps_as_soft_rules(store: GameStore) -> N
         store.act(CH, gc.next_phase, ALICE)
     store.act(CH, mp.score_primary, BOB, 4)
     store.act(CH, mp.score_primary, BOB, 3, round_=1)  # late scoring for an earlier round
-    with pytest.raises(UserError, match="battle round must be between 1 and 2"):
+    with pytest.raises(UserError, match="Battle round 3 has not begun: this is round 2"):
         store.act(CH, mp.score_primary, BOB, 3, round_=3)
     store.act(CH, gc.vp_set, BOB, 10)  # a correction: +3 "other" in round 2
     data = export(store)
