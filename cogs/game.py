@@ -97,26 +97,59 @@ class LiveBoards:
     A board is edited through the interaction that posted it (or last pressed one of its buttons): that
     interaction's token lets the bot edit the message for 15 minutes, with no channel permission needed.
     Older boards keep their Refresh button. Kept in memory: after a restart, the next `/game status` or
-    button press makes a board live again.
+    button press makes a board live again (every board carries the time it was drawn, so a board that is no
+    longer redrawn is visibly stale).
 
     While a chess clock runs, a background task re-renders the live board at most once every
     `CLOCK_REFRESH_S` seconds (well inside Discord's rate limits) so the clocks visibly move. The times
-    themselves always come from the logged event timestamps; the task only redraws.
+    themselves always come from the logged event timestamps; the task only redraws. Just before the
+    interaction token expires, the board is drawn one last time saying it is no longer updated and how to
+    get a live one (`RETIRED_NOTE`), instead of freezing silently.
     """
 
     TOKEN_LIFETIME_S = 14 * 60
     CLOCK_REFRESH_S = 10.0
+    RETIRED_NOTE = ("⏸ No longer updated here (Discord lets a bot edit a reply for 15 minutes): press Refresh "
+                    "or use `/game status` for a live board.")
 
     def __init__(self) -> None:
         self._boards: dict[int, tuple[discord.Interaction, float]] = {}
         self._edited: dict[int, float] = {}
         self._tickers: dict[int, asyncio.Task] = {}
+        self._expiries: dict[int, asyncio.Task] = {}
 
     def remember(self, channel_id: int, interaction: discord.Interaction, state: GameState | None = None) -> None:
         self._boards[channel_id] = (interaction, time.monotonic())
         self._edited[channel_id] = time.monotonic()
+        old = self._expiries.pop(channel_id, None)
+        if old is not None:
+            old.cancel()
+        self._expiries[channel_id] = asyncio.get_running_loop().create_task(
+            self._expire(channel_id, interaction), name=f"{BACKGROUND_TASK_PREFIX}board-expiry-{channel_id}")
         if state is not None:
             self.follow_clock(channel_id, state)
+
+    async def _expire(self, channel_id: int, interaction: discord.Interaction) -> None:
+        """When the board's token is about to lapse (and no newer board took over), say it is not live."""
+        await asyncio.sleep(self.TOKEN_LIFETIME_S)
+        board = self._boards.get(channel_id)
+        if board is not None and board[0] is interaction:
+            await self._retire(channel_id)
+
+    async def _retire(self, channel_id: int) -> None:
+        board = self._boards.pop(channel_id, None)
+        if board is None:
+            return
+        store = store_of(board[0])
+        try:
+            found = await asyncio.to_thread(store.active, channel_id)
+            if found is not None:
+                game_id, state = found
+                await board[0].edit_original_response(
+                    embed=render.board_embed(state, game_id, note=self.RETIRED_NOTE, now=store.now()),
+                    view=board_view(channel_id, state), allowed_mentions=NO_MENTIONS)
+        except Exception as error:  # a closed store, an expired token, a lost connection: it is only a view
+            log.info("board not retired", extra={"channel_id": channel_id, "error": repr(error)})
 
     def follow_clock(self, channel_id: int, state: GameState) -> None:
         """Start redrawing the live board while the clock runs (one task per channel)."""
@@ -158,7 +191,7 @@ class LiveBoards:
             return
         interaction, since = board
         if time.monotonic() - since > self.TOKEN_LIFETIME_S:
-            del self._boards[channel_id]
+            await self._retire(channel_id)
             return
         try:
             await interaction.edit_original_response(embed=render.board_embed(state, game_id, now=now),
@@ -175,9 +208,10 @@ class LiveBoards:
             log.warning("board not redrawn", extra={"channel_id": channel_id, "error": repr(error)})
 
     def close(self) -> None:
-        for task in self._tickers.values():
+        for task in [*self._tickers.values(), *self._expiries.values()]:
             task.cancel()
         self._tickers.clear()
+        self._expiries.clear()
 
 
 def live_boards(interaction: discord.Interaction) -> LiveBoards:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 import discord
@@ -121,8 +122,12 @@ def board_embed(state: GameState, game_id: int, *, note: str | None = None, now:
         marker = " ▶" if index == state.active and not state.over else ""
         title = truncate(f"{escape(player.name, limit=40)} — {escape(player.faction, limit=40)}{marker}", EMBED_TITLE_MAX)
         embed.add_field(name=title, value=_player_block(state, index), inline=False)
-    mission_render.add_board_fields(embed, state, time.time() if now is None else now)
-    embed.set_footer(text=f"Game #{game_id} · event {state.seq} · /game log for the history")
+    drawn = time.time() if now is None else now
+    mission_render.add_board_fields(embed, state, drawn)
+    embed.set_footer(text=f"Game #{game_id} · event {state.seq} · /game log for the history · drawn")
+    # Discord shows it in each reader's own time zone: a board no longer redrawn (a bot restart, an expired
+    # token) is visibly stale instead of showing frozen clocks as if current.
+    embed.timestamp = datetime.fromtimestamp(drawn, UTC)
     return embed
 
 

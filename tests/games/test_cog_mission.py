@@ -390,3 +390,24 @@ async def test_the_clock_stops_with_the_battle_and_says_so(console: ConsoleSessi
     await console.send("/game undo")  # back into the last Fight phase: the clock runs again
     r = (await console.send("/clock pause"))[0]  # the answer, then the live board's redraw
     assert not r.ephemeral and "Clock paused" in r.text()
+
+
+async def test_a_board_says_when_it_stops_being_updated(console: ConsoleSession, clock: FakeClock) -> None:
+    """Discord lets the bot edit a reply for 15 minutes: the live board is drawn one last time saying so
+    (instead of freezing silently with clocks that look current), and every board carries when it was drawn."""
+    await console.send(START)
+    boards = console.bot.get_cog("Game").boards
+    boards.TOKEN_LIFETIME_S = 0.2
+    await console.send("/clock start minutes:30")
+    (board,) = await console.send("/game status")
+    assert board.payload["embeds"][0]["timestamp"].startswith("2027-01-15T08:00")  # the fake clock's now
+    board_id = board.message_id
+    for _ in range(100):
+        await asyncio.sleep(0.02)
+        if "No longer updated here" in str(console._messages[board_id].payload):
+            break
+    text = str(console._messages[board_id].payload)
+    assert "No longer updated here" in text and "press Refresh" in text
+    assert CH not in boards._boards
+    replies = await console.click(f"game:refresh:{CH}", user=ALICE)  # Refresh makes it live again
+    assert "No longer updated here" not in replies[0].text() and CH in boards._boards
