@@ -237,7 +237,9 @@ def score_embed(state: GameState, game_id: int, summary: dict[str, Any], *, head
                 final: bool = False) -> discord.Embed:
     """/game score (the breakdown) and /game end (the final summary); `headline` is the board's round line."""
     players = summary["players"]
-    if final or state.ended:
+    if state.ended == "abandoned":  # no result: nobody won an abandoned game, whatever the score was
+        title = f"Abandoned · {players[0]['name']} {players[0]['vp']} – {players[1]['vp']} {players[1]['name']}"
+    elif final or state.ended:
         if summary["winner"] is None:
             title = f"Draw · {players[0]['vp']} – {players[1]['vp']}"
         else:
@@ -318,7 +320,10 @@ def history_line(g: dict[str, Any]) -> str:
     p0, p1 = state.players
     when = datetime.fromtimestamp(g["ended_at"] or g["created_at"], UTC).strftime("%Y-%m-%d")
     leader = p0 if p0.vp > p1.vp else p1
-    result = "draw" if p0.vp == p1.vp else f"{escape(leader.name, limit=30)} wins"
+    if g["status"] == "abandoned":
+        result = "no result"
+    else:
+        result = "draw" if p0.vp == p1.vp else f"{escape(leader.name, limit=30)} wins"
     mission = f" · {escape(state.mission['name'], limit=40)}" if state.mission else ""
     return (f"#{g['game_id']} · {when} · {g['status']} · {escape(p0.name, limit=30)} {p0.vp} – "
             f"{p1.vp} {escape(p1.name, limit=30)} · {result}{mission} ({state.edition}, round {state.round})")

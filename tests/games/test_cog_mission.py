@@ -411,3 +411,12 @@ async def test_a_board_says_when_it_stops_being_updated(console: ConsoleSession,
     assert CH not in boards._boards
     replies = await console.click(f"game:refresh:{CH}", user=ALICE)  # Refresh makes it live again
     assert "No longer updated here" not in replies[0].text() and CH in boards._boards
+
+
+async def test_an_abandoned_game_names_no_winner(console: ConsoleSession) -> None:
+    await console.send(START)
+    await console.send("/vp primary amount:5")
+    (end,) = (await console.send("/game end abandon:true"))[:1]
+    assert end.text().startswith("Abandoned · Alice 5 – 0 Bob") and "wins" not in end.text()
+    (history,) = await console.send("/game history")
+    assert "abandoned · Alice 5 – 0 Bob · no result · Purge and Secure" in history.text()
