@@ -420,3 +420,13 @@ async def test_an_abandoned_game_names_no_winner(console: ConsoleSession) -> Non
     assert end.text().startswith("Abandoned · Alice 5 – 0 Bob") and "wins" not in end.text()
     (history,) = await console.send("/game history")
     assert "abandoned · Alice 5 – 0 Bob · no result · Purge and Secure" in history.text()
+
+
+@pytest.mark.parametrize("minutes", ["0", "-5", "601", "99999999999999999999", "abc", "1.5"])
+async def test_clock_minutes_out_of_bounds_get_a_clear_answer(console: ConsoleSession, minutes: str) -> None:
+    """The option is declared 1-600 (Discord's client refuses the rest, the console does the same); nothing
+    starts and nothing is logged."""
+    await console.send(START)
+    (r,) = await console.send(f"/clock start minutes:{minutes}")
+    assert r.ephemeral and r.text().startswith("minutes:") and "Something went wrong" not in r.text()
+    assert export(console)["clock"] is None
