@@ -3,6 +3,7 @@ a game's links with its own store, as another shard or bot process would.
 
     python -m tests.web.other_process vp_set <db> <channel_id> <user_id> <vp>
     python -m tests.web.other_process revoke <db> <channel_id>
+    python -m tests.web.other_process rounds <db> <channel_id> <user_id> <round>   (/game next until then)
 """
 
 from __future__ import annotations
@@ -25,6 +26,16 @@ def main(argv: list[str]) -> int:
         store = GameStore(db)
         try:
             store.act(ids[0], commands.vp_set, ids[1], ids[2])
+        finally:
+            store.close()
+    elif what == "rounds":
+        from bot.games import commands
+        from bot.games.store import GameStore
+
+        store = GameStore(db)
+        try:
+            while store.act(ids[0], commands.next_phase, ids[1]).state.round < ids[2]:
+                pass
         finally:
             store.close()
     elif what == "revoke":

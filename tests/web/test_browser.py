@@ -178,6 +178,20 @@ async def _play_and_watch(console: ConsoleSession, browser, backend: str) -> Non
     await _wait_seq_after(page, before)
     assert await _text(page, "#scoreboard .p1 .vp-value") == "9"
 
+    # Round 5 (another process plays the phases): the banner has a column per round and still fits.
+    before = await _seq(page)
+    await other_process.run("rounds", db, 1001, BOB, 5)
+    await _wait_seq_after(page, before)
+    assert (await _text(page, "#round .round-line")).startswith("Round 5 · ")
+    assert await page.locator("#banner thead th").all_text_contents() == ["", "", "R1", "R2", "R3", "R4", "R5",
+                                                                         "Total"]
+    banner = await context.new_page()
+    await banner.goto(link + "banner")
+    await banner.wait_for_function("() => document.body.dataset.seq !== undefined", timeout=5000)
+    assert await banner.evaluate(FITS) == [], "five rounds fit the banner"
+    await banner.screenshot(path=str(artifacts / "overlay-banner-round5.png"), omit_background=True)
+    await banner.close()
+
     # The game ends: the page says so and its clocks stop.
     before = await _seq(page)
     assert not (await console.send("/game end"))[0].ephemeral
