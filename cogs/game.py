@@ -86,7 +86,8 @@ def _channel(interaction: discord.Interaction) -> int:
 
 async def reply(interaction: discord.Interaction, result: Result) -> None:
     """Changes are public so both players see them; mentions are never resolved. The board follows."""
-    embed = render.result_embed(result.state, result.game_id, result.outcome.message, warnings=result.outcome.warnings)
+    embed = render.result_embed(result.state, result.game_id, result.outcome.message, warnings=result.outcome.warnings,
+                                now=store_of(interaction).now())
     await interaction.response.send_message(embed=embed, allowed_mentions=NO_MENTIONS)
     await live_boards(interaction).refresh(_channel(interaction), result)
 

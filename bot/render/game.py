@@ -142,14 +142,18 @@ def battleshock_reminder(state: GameState) -> str | None:
     return f"Battle-shock step: roll for {names} (clear with `/shock unit:<name> clear:true` on a success)."
 
 
-def result_embed(state: GameState, game_id: int, message: str, *, warnings: Sequence[str] = ()) -> discord.Embed:
-    """The answer to a change: what happened, then the clock and both CP totals in one line."""
+def result_embed(state: GameState, game_id: int, message: str, *, warnings: Sequence[str] = (),
+                 now: float | None = None) -> discord.Embed:
+    """The answer to a change: what happened, then the round, both CP and VP totals, and the chess clocks."""
     text = escape(message)  # a forced change's summary already names the overridden rule
     if warnings:
         text = "⚠️ " + text
     p0, p1 = state.players
     text += (f"\n\n{clock_line(state)}\n{escape(p0.name, limit=40)} {p0.cp} CP · {p0.vp} VP  |  "
              f"{escape(p1.name, limit=40)} {p1.cp} CP · {p1.vp} VP")
+    clocks = mission_render.clock_field(state, time.time() if now is None else now)
+    if clocks:  # every answer shows the clocks too: the board may not be live (a restart, an old board)
+        text += "\n" + clocks
     embed = discord.Embed(description=truncate(text, EMBED_DESCRIPTION_MAX), colour=COLOUR_GAME)
     embed.set_footer(text=f"Game #{game_id} · event {state.seq} · /game undo reverts it")
     return embed

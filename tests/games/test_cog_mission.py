@@ -430,3 +430,16 @@ async def test_clock_minutes_out_of_bounds_get_a_clear_answer(console: ConsoleSe
     (r,) = await console.send(f"/clock start minutes:{minutes}")
     assert r.ephemeral and r.text().startswith("minutes:") and "Something went wrong" not in r.text()
     assert export(console)["clock"] is None
+
+
+async def test_after_a_restart_every_answer_shows_the_clocks(console: ConsoleSession, clock: FakeClock) -> None:
+    """A restart ends the board's redraw until someone presses Refresh (decided, see docs/architecture.md);
+    meanwhile every answer to a change carries both clocks, computed from the log."""
+    await console.send(START)
+    await console.send("/game status")
+    await console.send("/clock start minutes:30")
+    clock.t += 65
+    await console.restart()
+    replies = await console.send("/vp primary amount:1")
+    assert len(replies) == 1  # no live board to redraw after the restart
+    assert "⏱ Alice **28:55** ▶ · Bob **30:00**" in replies[0].text()
