@@ -244,11 +244,16 @@ def _rolloff(state: GameState, data: dict[str, Any]) -> None:
                      "physical": bool(data.get("physical"))}
 
 
-def _first(state: GameState, data: dict[str, Any]) -> None:
-    """Who takes the first turn; only recorded during the first turn, which then becomes theirs."""
+def _first(state: GameState, data: dict[str, Any], ts: float) -> None:
+    """Who takes the first turn; only recorded during the first turn, which then becomes theirs. A following
+    clock that was already running passes to them (`clock_to`; events logged before it existed carry none)."""
     state.first = data["player"]
     state.first_chosen = True
     state.active = state.first
+    to = data.get("clock_to")
+    if to is not None and state.clock is not None and not state.clock.stopped:
+        state.clock.settle(ts)
+        state.clock.holder = to
 
 
 def _strat(state: GameState, data: dict[str, Any]) -> None:
@@ -363,13 +368,13 @@ _HANDLERS = {
     "cp": _cp, "cp_set": _cp_set, "vp": _vp, "vp_set": _vp_set, "strat": _strat,
     "judgement": _judgement, "riled": _riled, "waaagh": _waaagh, "shock": _shock, "oathband": _oathband,
     "destroyed": _destroyed, "unit": _unit,
-    "mission": _mission, "rolloff": _rolloff, "first": _first, "vp_primary": _vp_primary,
+    "mission": _mission, "rolloff": _rolloff, "vp_primary": _vp_primary,
     "vp_secondary": _vp_secondary, "secondary": _secondary,
     "army": _army, "army_clear": _army_clear, "damage": _damage, "attach": _attach,
 }
 # Events whose effect depends on when they happened (the chess clock): they receive the event's `ts`.
 _TIMED_HANDLERS = {
-    "next": _next, "end": _end, "clock_start": _clock_start, "clock_pause": _clock_pause,
+    "next": _next, "end": _end, "first": _first, "clock_start": _clock_start, "clock_pause": _clock_pause,
     "clock_resume": _clock_resume, "clock_pass": _clock_pass,
 }
 EVENT_TYPES = frozenset(_HANDLERS) | frozenset(_TIMED_HANDLERS) | {"start", "undo"}

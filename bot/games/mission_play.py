@@ -112,8 +112,14 @@ def choose_first(state: GameState, user_id: int, first: int, *, force: bool = Fa
     name = state.players[first].name
     who = "themselves" if first == actor else name
     summary = f"{state.players[actor].name} chooses {who} to take the first turn: round 1, {name}'s " \
-              f"{state.phase.capitalize()} phase" + _forced_note(warnings)
-    return Outcome([event("first", actor, summary, {"player": first}, overrides=warnings)], summary, warnings)
+              f"{state.phase.capitalize()} phase"
+    data: dict[str, Any] = {"player": first}
+    clock = state.clock
+    if clock is not None and clock.running and clock.follow and clock.holder != first:
+        data["clock_to"] = first  # a clock started before the roll-off follows the player whose turn it now is
+        summary += f"; the clock passes to {name}"
+    summary += _forced_note(warnings)
+    return Outcome([event("first", actor, summary, data, overrides=warnings)], summary, warnings)
 
 
 # ---- VP by category --------------------------------------------------------------------------------

@@ -443,3 +443,23 @@ async def test_after_a_restart_every_answer_shows_the_clocks(console: ConsoleSes
     replies = await console.send("/vp primary amount:1")
     assert len(replies) == 1  # no live board to redraw after the restart
     assert "⏱ Alice **28:55** ▶ · Bob **30:00**" in replies[0].text()
+
+
+async def test_a_clock_started_before_the_rolloff_follows_the_first_player(console: ConsoleSession,
+                                                                           clock: FakeClock) -> None:
+    """Some events time deployment too: the clock starts on Alice (the default first player); Bob wins the
+    roll-off and goes first, so his time runs from then on, and Alice keeps what she used."""
+    await console.send(START)
+    await console.send("/clock start minutes:30")
+    clock.t += 120
+    await console.send("/game rolloff winner:222")
+    clock.t += 5
+    replies = await console.click(f"game:first:{CH}:1", user=BOB)
+    assert "Bob chooses themselves to take the first turn" in replies[0].text()
+    assert "the clock passes to Bob" in replies[0].text()
+    clock.t += 60
+    data = export(console)["clock"]
+    assert data["holder"] == BOB and data["used_s"] == {str(ALICE): 125.0, str(BOB): 60.0}
+    await console.send("/game undo")  # undo gives Alice the turn and the clock back
+    assert export(console)["clock"]["holder"] == ALICE
+    assert console.bot.services.games.verify(CH)
