@@ -442,6 +442,7 @@ def first_turn_view(channel_id: int, state: GameState) -> discord.ui.View:
 # ---- /game ---------------------------------------------------------------------------------------
 
 EditionChoice = Literal["10e", "11e"]
+HISTORY_SHOWN = 10  # /game history: the newest games (says so when there are more)
 
 
 @app_commands.guild_only()
@@ -560,8 +561,9 @@ class Game(commands.GroupCog, group_name="game", group_description="Track a batt
 
     @app_commands.command(name="history", description="List the finished games of this channel.")
     async def history(self, interaction: discord.Interaction) -> None:
-        games = await call(interaction, store_of(interaction).history, _channel(interaction))
-        await interaction.response.send_message(embed=render.history_embed(games), ephemeral=True,
+        games = await call(interaction, store_of(interaction).history, _channel(interaction), limit=HISTORY_SHOWN + 1)
+        embed = render.history_embed(games[:HISTORY_SHOWN], more=len(games) > HISTORY_SHOWN)
+        await interaction.response.send_message(embed=embed, ephemeral=True,
                                                 allowed_mentions=NO_MENTIONS)
 
 

@@ -183,9 +183,11 @@ def units_embed(state: GameState, title: str, units: Sequence[Unit]) -> discord.
     return discord.Embed(title=truncate(title, EMBED_TITLE_MAX), description=description, colour=COLOUR_GAME)
 
 
-def history_embed(games: Sequence[dict[str, Any]]) -> discord.Embed:
+def history_embed(games: Sequence[dict[str, Any]], *, more: bool = False) -> discord.Embed:
+    """The channel's ended games, newest first; `more` when older ones are not shown (the title says so)."""
     lines = [mission_render.history_line(g) for g in games]
-    return discord.Embed(title="Finished games in this channel",
+    title = f"Finished games in this channel (the newest {len(games)})" if more else "Finished games in this channel"
+    return discord.Embed(title=title,
                          description=truncate("\n".join(lines) or "None yet.", EMBED_DESCRIPTION_MAX),
                          colour=COLOUR_GAME)
 

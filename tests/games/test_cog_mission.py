@@ -463,3 +463,14 @@ async def test_a_clock_started_before_the_rolloff_follows_the_first_player(conso
     await console.send("/game undo")  # undo gives Alice the turn and the clock back
     assert export(console)["clock"]["holder"] == ALICE
     assert console.bot.services.games.verify(CH)
+
+
+async def test_history_says_when_it_shows_only_the_newest_games(console: ConsoleSession) -> None:
+    for n in range(11):
+        await console.send(START)
+        await console.send(f"/vp add amount:{n + 1}")
+        await console.send("/game end")
+    (history,) = await console.send("/game history")
+    text = history.text()
+    assert text.startswith("Finished games in this channel (the newest 10)")
+    assert "#11 " in text and "#2 " in text and "#1 " not in text
