@@ -281,18 +281,19 @@ class GameStore:
     def summary(self, channel_id: int) -> tuple[int, GameState, dict[str, Any]]:
         """(game id, state, `bot.games.summary.summarise`) of the channel's newest game.
 
-        Only the effective `cp` and `strat` events are parsed (the stack of effective events comes from the
-        event types alone), so a long game's score costs little more than a short one's.
+        Only the `cp` and `strat` rows are read with their bodies, and only the effective ones are parsed, in
+        one pass (the stack of effective events comes from the event types alone), so a long game's score
+        costs little more than a short one's.
         """
         with self._read() as conn:
             row = self._latest_game(conn, channel_id)
             if row is None:
                 raise UserError(NO_GAME)
             game_id = int(row["id"])
-            stack = _effective_seqs(conn, game_id)
-            wanted = {seq for (seq,) in conn.execute(
-                "SELECT seq FROM game_events WHERE game_id = ? AND type IN ('cp', 'strat')", (game_id,))}
-            log = _load_events(conn, game_id, [seq for seq in stack if seq in wanted])
+            effective = set(_effective_seqs(conn, game_id))
+            rows = conn.execute("SELECT seq, ts, actor_user, body FROM game_events WHERE game_id = ? "
+                                "AND type IN ('cp', 'strat') ORDER BY seq", (game_id,)).fetchall()
+            log = parse_log([r for r in rows if r[0] in effective])
             first_ts, last_ts = conn.execute("SELECT MIN(ts), MAX(ts) FROM game_events WHERE game_id = ?",
                                              (game_id,)).fetchone()
         for ev in log:
