@@ -146,11 +146,8 @@ def rolloff_embed(state: GameState, message: str) -> discord.Embed:
 def card_embed(edition: str, mission: missions.Mission | None, record: dict[str, Any] | None) -> discord.Embed:
     """The full mission card: matchup, primary rule, every VP award with its timing, caps, deployment."""
     if mission is None:
-        name = record["name"] if record else "No mission"
-        embed = discord.Embed(title=truncate(escape(name), EMBED_TITLE_MAX), colour=COLOUR_GAME,
-                              description="This mission is not in the mission catalog "
-                                          f"({missions.SOURCE} has no {edition} missions); "
-                                          f"the {edition} caps apply.")
+        embed = discord.Embed(title=truncate(escape(record["name"] if record else "No mission chosen"), EMBED_TITLE_MAX),
+                              colour=COLOUR_GAME, description=_no_card_text(edition, record))
         caps = missions.caps_of(record, edition)
     else:
         lines = []
@@ -172,6 +169,20 @@ def card_embed(edition: str, mission: missions.Mission | None, record: dict[str,
     embed.set_footer(text=f"{edition_label(edition)} · {source} · summary by {missions.SOURCE} (community prose)"
                      if mission else f"{edition_label(edition)} · {source}")
     return embed
+
+
+def _no_card_text(edition: str, record: dict[str, Any] | None) -> str:
+    """Why there is no card to show, and how to get one: the edition's missions when the catalog has them."""
+    known = missions.catalog().missions.get(edition, [])
+    if record is not None:
+        where = "is not in the mission catalog" + ("" if known else f" ({missions.SOURCE} has no {edition} missions)")
+        return f"This mission {where}; the {edition} caps apply."
+    if not known:
+        return (f"No mission is set, and {missions.SOURCE} has no {edition} missions: name one as free text with "
+                f"`/mission set`. The {edition} caps apply.")
+    names = ", ".join(escape(m.name) for m in known[:12]) + (", …" if len(known) > 12 else "")
+    return (f"No mission is set here. Show one with `/mission show name:` or choose it with `/mission set` "
+            f"({len(known)} {edition} missions in {missions.SOURCE}: {names}). Until then the {edition} caps apply.")
 
 
 def caps_text(caps: missions.Caps, edition: str) -> str:

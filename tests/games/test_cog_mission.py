@@ -267,6 +267,16 @@ async def test_10e_missions_are_free_text(console: ConsoleSession) -> None:
     assert "secondary 4" in score.text()
 
 
+async def test_mission_show_without_a_mission_offers_the_editions_missions(console: ConsoleSession) -> None:
+    (shown,) = await console.send("/mission show")  # no game in the channel: the guild's edition (11e)
+    text = shown.text()
+    assert shown.ephemeral and "No mission chosen" in text and "has no 11e missions" not in text
+    assert "25 11e missions in wh40kdc" in text and "Purge and Secure" in text and "/mission set" in text
+    await console.send("/game start opponent:222 edition:11e faction:Orks opponent_faction:Necrons")
+    (shown,) = await console.send("/mission show")
+    assert "No mission is set here" in shown.text() and "Primary: 45 per game" in shown.text()
+
+
 async def test_the_live_board_redraws_while_the_clock_runs(console: ConsoleSession, clock: FakeClock) -> None:
     await console.send(START)
     boards = console.bot.get_cog("Game").boards  # the loaded extension's own LiveBoards
