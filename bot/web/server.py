@@ -23,6 +23,7 @@ import json
 import logging
 import random
 import resource
+import socket
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -46,6 +47,10 @@ STREAMS_PER_ADDRESS_MAX = 200
 HEADER_LINES_MAX = 64
 # Idle time allowed between two requests on a kept-alive connection (aiohttp's default is an hour).
 KEEPALIVE_S = 15.0
+# A page that stops reading its stream (a frozen browser source, a hostile client) is dropped once one write
+# has waited this long; the buffers in front of it are kept small, so it holds little memory meanwhile.
+STREAM_WRITE_TIMEOUT_S = 30.0
+STREAM_SEND_BUFFER = 32 * 1024
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
@@ -71,6 +76,8 @@ class WebSettings:
     connections_per_address_max: int = guard.CONNECTIONS_PER_ADDRESS_MAX
     header_timeout_s: float = guard.HEADER_TIMEOUT_S
     header_bytes_max: int = guard.HEADER_BYTES_MAX
+    stream_write_timeout_s: float = STREAM_WRITE_TIMEOUT_S
+    stream_send_buffer: int = STREAM_SEND_BUFFER
 
     @property
     def base_url(self) -> str:
@@ -238,24 +245,48 @@ class WebServer:
         self.open_streams += 1
         try:
             await response.prepare(request)
-            await response.write(f"retry: {RETRY_MS}\n\n".encode())
+            send = self._stream_sender(request, response)
+            await send(f"retry: {RETRY_MS}\n\n".encode())
             while True:
                 if payload is not None:
-                    await response.write(b"event: state\ndata: " + _envelope(payload) + b"\n\n")
+                    await send(b"event: state\ndata: " + _envelope(payload) + b"\n\n")
                 else:
-                    await response.write(b": ping\n\n")
+                    await send(b": ping\n\n")
                 payload = await box.get(HEARTBEAT_S * random.uniform(0.75, 1.25))  # spread: no bursts of 1,000
                 if self._closing.is_set():
                     break
                 if box.ended:  # the link was revoked or the game is gone: the page clears itself, no reconnect
-                    await response.write(b"event: revoked\ndata: {}\n\n")
+                    await send(b"event: revoked\ndata: {}\n\n")
                     break
         except ConnectionResetError:  # the page went away mid-write
             pass
+        except TimeoutError:  # the page stopped reading: drop it (a live browser source reconnects by itself)
+            self._throttled.warning("stalled-stream", "live board: a page of game %s stopped reading its stream; "
+                                    "dropped after %.0f s", link.game_id, self.settings.stream_write_timeout_s)
+            if request.transport is not None:
+                request.transport.abort()
         finally:
             self.open_streams -= 1
             self.feed.unsubscribe(link.game_id, box)
         return response
+
+
+    def _stream_sender(self, request: web.Request, response: web.StreamResponse) -> Callable[[bytes], Any]:
+        """Writes to one page's stream with a deadline, through small buffers: a page that stops reading
+        costs at most about `stream_send_buffer` twice (kernel and transport) until the deadline drops it."""
+        size = self.settings.stream_send_buffer
+        transport = request.transport
+        if transport is not None:
+            transport.set_write_buffer_limits(high=size)
+            sock = transport.get_extra_info("socket")
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, size)
+        timeout = self.settings.stream_write_timeout_s
+
+        async def send(data: bytes) -> None:
+            await asyncio.wait_for(response.write(data), timeout)
+        return send
 
 
 def _envelope(payload: bytes) -> bytes:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import socket
 
 import aiohttp
 import pytest
@@ -139,3 +140,32 @@ def test_the_unit_of_the_per_address_limits() -> None:
     assert same == {"2001:db8:1:2::/64"}
     assert guard.client_key("2001:db8:1:3::1") != guard.client_key("2001:db8:1:2::1")
     assert guard.client_key(None) == "?" and guard.client_key("not an address") == "not an address"
+
+
+@pytest.mark.asyncio
+async def test_a_page_that_stops_reading_is_dropped(web_console: ConsoleSession,
+                                                    caplog: pytest.LogCaptureFixture) -> None:
+    """A stream whose reader never reads fills its small buffers; the next write past the deadline drops it."""
+    await start_game(web_console)
+    link = await overlay_link(web_console)
+    web = web_console.bot.web
+    shrink(web_console, stream_write_timeout_s=0.5, stream_send_buffer=4096)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)  # before connecting, so the window stays small
+    sock.setblocking(False)
+    await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", web.port))
+    path = link.split(str(web.port), 1)[1] + "events"
+    sock.send(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+    try:
+        for step in range(400):  # each change is a state message of a few KB; the page reads none of them
+            await web_console.send("/cp gain amount:1 force:true")
+            await asyncio.sleep(0.12)  # the feed sends the newest state once per 100 ms tick
+            if web.open_streams == 0 and step > 2:
+                break
+        assert web.open_streams == 0, "the stalled page still holds its stream"
+    finally:
+        sock.close()
+    replies = await web_console.send("/cp gain amount:1 force:true")
+    assert not replies[0].ephemeral, "the bot still answers"
+    no_tracebacks(caplog)
+    assert any("stopped reading its stream" in r.getMessage() for r in caplog.records)
