@@ -18,19 +18,6 @@ from tests.web.conftest import ALICE, BOB, overlay_link, start_game
 pytestmark = pytest.mark.asyncio
 
 
-async def next_state(stream: aiohttp.StreamReader, timeout: float = 5.0) -> dict:
-    """The next `state` message of an event stream (comments and retry lines skipped)."""
-    deadline = time.monotonic() + timeout
-    event = None
-    while True:
-        line = await asyncio.wait_for(stream.readline(), max(0.01, deadline - time.monotonic()))
-        text = line.decode().rstrip("\n")
-        if text.startswith("event: "):
-            event = text[7:]
-        elif text.startswith("data: ") and event == "state":
-            return json.loads(text[6:])["state"]
-
-
 async def next_event(stream: aiohttp.StreamReader, timeout: float = 5.0) -> tuple[str, str]:
     """The next named event of an event stream and its data."""
     deadline = time.monotonic() + timeout
@@ -42,6 +29,15 @@ async def next_event(stream: aiohttp.StreamReader, timeout: float = 5.0) -> tupl
             event = text[7:]
         elif text.startswith("data: ") and event:
             return event, text[6:]
+
+
+async def next_state(stream: aiohttp.StreamReader, timeout: float = 5.0) -> dict:
+    """The next `state` message of an event stream (other events, comments and retry lines skipped)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        event, data = await next_event(stream, max(0.01, deadline - time.monotonic()))
+        if event == "state":
+            return json.loads(data)["state"]
 
 
 async def test_page_state_and_headers(web_console: ConsoleSession, http: aiohttp.ClientSession) -> None:
