@@ -670,7 +670,9 @@ class ConsoleSession:
                 return
             remaining = deadline - loop.time()
             if remaining <= 0:
-                raise TimeoutError("the bot did not finish answering in time")
+                still = ", ".join(sorted(f"{t.get_name()} ({getattr(t.get_coro(), '__qualname__', '?')})"
+                                         for t in pending))
+                raise TimeoutError(f"the bot did not finish answering in time; still running: {still}")
             await asyncio.wait(pending, timeout=remaining)
 
 

@@ -52,8 +52,10 @@ class Mailbox:
 
     async def get(self, timeout: float) -> bytes | None:
         """The next update, or None after `timeout` seconds without one."""
+        # asyncio.timeout waits in the page's own task; wait_for (3.11) would start a task per wait, per page.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._event.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await self._event.wait()
         self._event.clear()
         value, self._value = self._value, None
         return value

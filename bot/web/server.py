@@ -285,7 +285,8 @@ class WebServer:
         timeout = self.settings.stream_write_timeout_s
 
         async def send(data: bytes) -> None:
-            await asyncio.wait_for(response.write(data), timeout)
+            async with asyncio.timeout(timeout):  # in this task: no extra task per write (as wait_for makes)
+                await response.write(data)
         return send
 
 

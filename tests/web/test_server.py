@@ -118,6 +118,22 @@ async def test_every_change_reaches_the_stream(web_console: ConsoleSession, http
             assert time.monotonic() - started < 2.0
 
 
+async def test_an_open_page_waits_in_its_own_task(web_console: ConsoleSession, http: aiohttp.ClientSession) -> None:
+    """A page waiting for its next update starts no task of its own: a task per wait would cost 1,000 tasks
+    with 1,000 pages open, and a wait begun during a command looked like unfinished work to the console,
+    which then waited for it (the browser test hung on `/game end` about one run in five)."""
+    await start_game(web_console)
+    link = await overlay_link(web_console)
+    async with http.get(link + "events") as stream:
+        await next_state(stream.content)
+        for _ in range(3):
+            assert not (await web_console.send("/cp gain amount:1 force:true"))[0].ephemeral
+            await next_state(stream.content)
+            await asyncio.sleep(0.05)
+            waits = [t for t in asyncio.all_tasks() if getattr(t.get_coro(), "__qualname__", "") == "Event.wait"]
+            assert waits == []
+
+
 async def test_a_change_from_another_process_reaches_the_stream(web_console: ConsoleSession,
                                                                http: aiohttp.ClientSession) -> None:
     """The feed polls the database: a change committed by a separate OS process (another shard) shows up."""
