@@ -86,31 +86,25 @@ class HttpErrorLog(logging.LoggerAdapter):
         super().exception(msg, *args, exc_info=exc_info, **kwargs)
 
 
-class ConnectionGuard:
-    """Counts open connections per client address and in all; makes the guarded protocol factory."""
+class AddressCounts:
+    """How many of something (connections, requests in flight) each client address holds, and in all."""
 
-    def __init__(self, limits: Callable[[], Any], throttled: Throttled) -> None:
-        self.limits = limits  # the server's current WebSettings (read per connection, so tests can shrink them)
-        self.throttled = throttled
+    def __init__(self) -> None:
         self._by_address: dict[str, int] = {}
         self.total = 0
-        self.connections_max = CONNECTIONS_MAX
 
-    def factory(self, inner: Callable[[], asyncio.Protocol]) -> Callable[[], asyncio.Protocol]:
-        return lambda: _Guarded(self, inner)
+    def of(self, address: str) -> int:
+        return self._by_address.get(address, 0)
 
-    def admit(self, address: str) -> bool:
-        limits = self.limits()
-        if self.total >= min(limits.connections_max, self.connections_max) or \
-                self._by_address.get(address, 0) >= limits.connections_per_address_max:
-            self.throttled.warning("connections", "live board: connection from %s refused (%d open from it, "
-                                    "%d in all)", address, self._by_address.get(address, 0), self.total)
+    def take(self, address: str, per_address_max: int, total_max: int) -> bool:
+        """Counts one more for `address` unless it, or everyone, is at the limit."""
+        if self.total >= total_max or self.of(address) >= per_address_max:
             return False
-        self._by_address[address] = self._by_address.get(address, 0) + 1
+        self._by_address[address] = self.of(address) + 1
         self.total += 1
         return True
 
-    def release(self, address: str) -> None:
+    def give_back(self, address: str) -> None:
         self.total -= 1
         left = self._by_address[address] - 1
         if left:
@@ -118,8 +112,37 @@ class ConnectionGuard:
         else:
             del self._by_address[address]
 
+
+class ConnectionGuard:
+    """Counts open connections per client address and in all; makes the guarded protocol factory."""
+
+    def __init__(self, limits: Callable[[], Any], throttled: Throttled) -> None:
+        self.limits = limits  # the server's current WebSettings (read per connection, so tests can shrink them)
+        self.throttled = throttled
+        self._counts = AddressCounts()
+        self.connections_max = CONNECTIONS_MAX
+
+    def factory(self, inner: Callable[[], asyncio.Protocol]) -> Callable[[], asyncio.Protocol]:
+        return lambda: _Guarded(self, inner)
+
+    def admit(self, address: str) -> bool:
+        limits = self.limits()
+        if self._counts.take(address, limits.connections_per_address_max,
+                             min(limits.connections_max, self.connections_max)):
+            return True
+        self.throttled.warning("connections", "live board: connection from %s refused (%d open from it, "
+                               "%d in all)", address, self._counts.of(address), self.total)
+        return False
+
+    def release(self, address: str) -> None:
+        self._counts.give_back(address)
+
+    @property
+    def total(self) -> int:
+        return self._counts.total
+
     def open_from(self, address: str) -> int:
-        return self._by_address.get(address, 0)
+        return self._counts.of(address)
 
 
 class _Guarded(asyncio.Protocol):

@@ -116,8 +116,7 @@ class WebServer:
         self.settings = settings
         self._tokens_of = tokens_of
         self._files = _static_files()
-        self._in_flight: dict[str, int] = {}
-        self._in_flight_total = 0
+        self._in_flight = guard.AddressCounts()
         self.open_streams = 0
         # The server's own threads for database reads: a flood of pages can't starve the threads that
         # Discord commands use (asyncio's default executor).
@@ -189,21 +188,13 @@ class WebServer:
         one; an open page is one long request) and `streams_max` in all: a flood is answered 429 before any
         work is done."""
         address = guard.client_key(request.remote)
-        if self._in_flight_total >= self.settings.streams_max or \
-                self._in_flight.get(address, 0) >= self.settings.streams_per_address_max:
+        if not self._in_flight.take(address, self.settings.streams_per_address_max, self.settings.streams_max):
             return web.Response(status=429, text="Too many open pages\n", content_type="text/plain",
                                 headers={"Retry-After": "10"})
-        self._in_flight[address] = self._in_flight.get(address, 0) + 1
-        self._in_flight_total += 1
         try:
             return await handler(request)
         finally:
-            self._in_flight_total -= 1
-            left = self._in_flight[address] - 1
-            if left:
-                self._in_flight[address] = left
-            else:
-                del self._in_flight[address]
+            self._in_flight.give_back(address)
 
     async def _static(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
