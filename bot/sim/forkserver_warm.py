@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 
-import bot.sim.service  # noqa: F401 - what worker.compute imports on a worker's first request
+import bot.sim.compute  # noqa: F401 - what worker.compute imports on a worker's first request
 from bot.sim.worker import warm_up
 
 with contextlib.suppress(Exception):  # the forkserver must start regardless; a cold worker still answers

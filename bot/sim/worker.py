@@ -90,14 +90,14 @@ def compute(slot: int, timeout: float, request: dict[str, Any], plot_title: str 
     """One request: simulate and plot under the wall-clock limit `timeout` (SIGALRM; the engine
     returns to Python between numpy calls, so it stops within a fraction of a second)."""
     from bot.errors import UserError
-    from bot.sim.service import _compute
+    from bot.sim.compute import compute as simulate_and_draw
 
     if _slots is not None:
         _slots[slot] = os.getpid()  # lets the pool tell which request was on a worker that died
     # Then every 0.1 s: an exception raised while Python runs a __del__ or a callback is swallowed.
     signal.setitimer(signal.ITIMER_REAL, timeout, 0.1)
     try:
-        result, png = _compute(request, plot_title, with_plot)
+        result, png = simulate_and_draw(request, plot_title, with_plot)
     except UserError as error:
         return ("user", error.message, error.field)
     except MemoryError:

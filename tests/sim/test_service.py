@@ -7,7 +7,8 @@ import asyncio
 import pytest
 
 from bot.errors import UserError
-from bot.sim.service import MAX_PENDING, MIN_TRIALS, SimulationService, describe_field, prepare
+from bot.sim.compute import MIN_TRIALS, describe_field, prepare
+from bot.sim.service import MAX_PENDING, SimulationService
 from engine import limits
 
 # Models with 10D6 attacks each (at most 60 dice a model) just beyond the exact engine's dice limit.
