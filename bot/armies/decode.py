@@ -2,7 +2,8 @@
 
 Every step is bounded before it runs: the raw size, a `.rosz` archive's member count and inflated size
 (read in chunks, so a zip bomb stops at the limit), a ListForge share payload's inflated size, and XML that
-declares a DOCTYPE or entities (billion laughs) is refused. Text is normalised for the quirks of copied
+declares a DOCTYPE or entities (billion laughs) is refused. What the content may cost (lines, nesting depth,
+nodes, numbers) is checked while it is read, before any full parse (bot.armies.limits). Text is normalised for the quirks of copied
 lists: non-breaking and thin spaces, curly apostrophes and quotes, `◦` sub-bullets, comma thousands.
 """
 
@@ -19,22 +20,14 @@ from dataclasses import dataclass
 from typing import Any
 from xml.etree import ElementTree
 
-from bot.errors import UserError
+from bot.armies import limits
+from bot.armies.errors import ListError
 
 MAX_BYTES = 5 * 1024 * 1024  # a 2,000-point list is a few KB; BattleScribe XML of an Onslaught list < 1 MB
 MAX_INFLATED = 5 * 1024 * 1024  # what a .rosz or a ListForge payload may inflate to
 MAX_ZIP_MEMBERS = 8
-MAX_XML_DEPTH = 64
 
 BATTLESCRIBE_XMLNS = "http://www.battlescribe.net/schema/rosterSchema"
-
-
-class ListError(UserError):
-    """A list that cannot be read at all; `line` points at the culprit when there is one."""
-
-    def __init__(self, message: str, *, line: int | None = None) -> None:
-        super().__init__(message, field="list")
-        self.line = line
 
 
 @dataclass(frozen=True)
@@ -77,16 +70,24 @@ def decode(data: bytes | str, filename: str | None = None) -> Payload:
     if stripped.startswith("<"):
         return Payload(_battlescribe_tree(raw), "battlescribe-xml")
     if stripped.startswith(("{", "[")):
-        try:
-            return Payload(json.loads(stripped), "json")
-        except json.JSONDecodeError as error:
-            raise ListError(f"The file looks like JSON but is not valid JSON: {error.msg}.", line=error.lineno) from None
-        except RecursionError:
-            raise ListError("The JSON is nested too deeply to be an army list.") from None
+        return Payload(load_json(stripped, "The file"), "json")
     first = stripped.split(None, 1)[0] if stripped else ""
     if "/listforge/" in first or first.startswith("H4sIA"):
         return Payload(decode_listforge(first), "listforge-url")
+    limits.check_text(text)
     return Payload(normalise_text(text), "text")
+
+
+def load_json(text: str, what: str) -> Any:
+    """JSON text -> its tree, within the limits: depth and node count streamed before the parse, numbers
+    checked while it parses and by key after it (bot.armies.limits)."""
+    limits.check_json_shape(text)
+    try:
+        tree = json.loads(text, **limits.JSON_HOOKS)
+    except json.JSONDecodeError as error:
+        raise ListError(f"{what} looks like JSON but is not valid JSON: {error.msg}.", line=error.lineno) from None
+    limits.check_tree(tree)
+    return tree
 
 
 def _text(raw: bytes) -> str:
@@ -151,9 +152,10 @@ def decode_listforge(text: str) -> Any:
     if len(inflated) > MAX_INFLATED:
         raise ListError("The ListForge payload inflates to more than 5 MB: refused.")
     try:
-        return json.loads(inflated.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        text = inflated.decode("utf-8")
+    except UnicodeDecodeError as error:
         raise ListError(f"The ListForge link does not hold a roster ({error}).") from None
+    return load_json(text, "The ListForge link's roster")
 
 
 # ---- BattleScribe XML -> the JSON tree wh40kdc's BattleScribe walker reads ---------------------------------
@@ -165,16 +167,45 @@ def _battlescribe_tree(raw: bytes) -> dict[str, Any]:
     """A `.ros` roster as the `{"roster": {"forces": [...]}}` tree NewRecruit exports (same BattleScribe schema)."""
     if _DOCTYPE.search(raw[:65536]) or _DOCTYPE.search(raw):
         raise ListError("The roster XML declares a DOCTYPE or entities; BattleScribe files never do, so it is refused.")
+    root = _parse_xml(raw)
+    if _local(root.tag) != "roster":
+        raise ListError(f"The XML is not a BattleScribe roster (its root is <{_local(root.tag)}>).")
+    roster = _element(root)
+    roster["xmlns"] = BATTLESCRIBE_XMLNS
+    tree = {"name": root.get("name"), "generatedBy": root.get("generatedBy") or "BattleScribe", "roster": roster}
+    limits.check_tree(tree)
+    return tree
+
+
+def _parse_xml(raw: bytes) -> ElementTree.Element:
+    """The XML tree, fed to the parser in 64 KB pieces: it stops at the first element past the depth or
+    node limit, before the rest is read (a flat or deep bomb never becomes a whole tree)."""
+    parser = ElementTree.XMLPullParser(events=("start", "end"))
+    depth = nodes = 0
+    root: ElementTree.Element | None = None
     try:
-        root = ElementTree.fromstring(raw)
+        for start in range(0, len(raw), 64 * 1024):
+            parser.feed(raw[start:start + 64 * 1024])
+            for event, element in parser.read_events():
+                if event == "end":
+                    depth -= 1
+                    continue
+                root = element if root is None else root
+                depth += 1
+                nodes += 1
+                if depth > limits.MAX_DEPTH:
+                    raise ListError(f"The roster XML nests deeper than {limits.MAX_DEPTH} elements; the limit is "
+                                    f"{limits.MAX_DEPTH} (a roster nests about 12).")
+                if nodes > limits.MAX_NODES:
+                    raise ListError(f"The roster XML has more than {limits.MAX_NODES:,} elements; the limit is "
+                                    f"{limits.MAX_NODES:,} (a 2,000-point roster has a few thousand).")
+        parser.close()
     except ElementTree.ParseError as error:
         line = getattr(error, "position", (None,))[0]
         raise ListError(f"The roster is not valid XML ({error}).", line=line) from None
-    if _local(root.tag) != "roster":
-        raise ListError(f"The XML is not a BattleScribe roster (its root is <{_local(root.tag)}>).")
-    roster = _element(root, 0)
-    roster["xmlns"] = BATTLESCRIBE_XMLNS
-    return {"name": root.get("name"), "generatedBy": root.get("generatedBy") or "BattleScribe", "roster": roster}
+    if root is None:
+        raise ListError("The roster is not valid XML (no element).")
+    return root
 
 
 def _local(tag: str) -> str:
@@ -185,25 +216,29 @@ def _local(tag: str) -> str:
 _LISTS = {"forces", "selections", "categories", "costs", "rules", "profiles", "characteristics"}
 
 
-def _element(node: ElementTree.Element, depth: int) -> dict[str, Any]:
-    if depth > MAX_XML_DEPTH:
-        raise ListError("The roster XML is nested too deeply to be an army list.")
+_XML_NUMBER = re.compile(rf"-?\d{{1,{limits.MAX_DIGITS}}}(?:\.\d{{1,6}})?")
+
+
+def _element(node: ElementTree.Element) -> dict[str, Any]:
+    """One element as NewRecruit's JSON has it (recursive: _parse_xml bounded the depth at MAX_DEPTH)."""
     out: dict[str, Any] = {}
     for key, value in node.attrib.items():
-        if key in ("number", "value"):
-            try:
-                number = float(value)
-                out[key] = int(number) if number.is_integer() else number
-                continue
-            except ValueError:
-                pass
-        out[key] = value
+        out[key] = _xml_number(key, value) if key in ("number", "value") else value
     for child in node:
         tag = _local(child.tag)
         if tag in _LISTS:
-            out[tag] = [_element(item, depth + 2) for item in child]
+            out[tag] = [_element(item) for item in child]
         elif tag in ("description", "characteristic"):
             continue  # rules prose: never read
         else:
-            out[tag] = _element(child, depth + 1)
+            out[tag] = _element(child)
     return out
+
+
+def _xml_number(key: str, text: str) -> int | float:
+    """A roster's number="..." or value="...": plain decimal digits only (not inf, nan, 1e999 or 0x10)."""
+    if not _XML_NUMBER.fullmatch(text.strip()):
+        raise ListError(f"The roster has {key}=\"{text[:20]}\", which is not a number a list can hold (a plain "
+                        f"decimal of at most {limits.MAX_DIGITS} digits).")
+    number = float(text)
+    return int(number) if number.is_integer() else number

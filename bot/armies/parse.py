@@ -17,13 +17,14 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
-from bot.armies.decode import ListError, Payload, decode
+from bot.armies.decode import Payload, decode
+from bot.armies.errors import ListError
+from bot.armies.limits import MAX_UNITS, check_parsed
 from bot.armies.model import Army, ArmyUnit, Diagnostic, ModelGroup, Weapon
 from bot.catalog.model import make_id
 from bot.games.rules import MAX_NAME, printable_name
 from bot.longlived import freeze_loaded
 
-MAX_UNITS = 150  # an Onslaught list fields ~60 units; more is not a list a player would paste
 # A unit name leaves room for the tracker's " #150" within its name limit, so every unit can be named in a
 # command (found by the console fuzz: a 5,000-character name was imported but could never be addressed).
 MAX_UNIT_NAME = MAX_NAME - len(f" #{MAX_UNITS}")
@@ -92,11 +93,9 @@ def build_army(payload: Payload, *, edition: str, catalog: Any = None) -> Army:
     except Exception as error:  # an adapter that claimed the payload but cannot read it
         raise ListError(f"The list looks like a {_FORMAT_NAMES.get(adapter.id, adapter.id)} export but cannot be "
                         f"read: {error}") from None
-    units = parsed.get("units") or []
-    if not units:
+    if not parsed.get("units"):
         raise ListError("No units found: is this an army list? Paste the whole export from the app.")
-    if len(units) > MAX_UNITS:
-        raise ListError(f"The list has {len(units)} units; the limit is {MAX_UNITS}.")
+    check_parsed(parsed)
     roster = _resolve_distinct(parsed, ds, adapter.id, resolve)
     if not roster.get("faction_id"):
         named = parsed.get("faction_raw_name")
