@@ -15,6 +15,7 @@ from discord import app_commands
 from discord.ext import commands
 
 import cogs
+from bot.background import BACKGROUND_TASK_PREFIX
 from bot.catalog.normalize import clean_text
 from bot.config import Settings
 from bot.errors import ConfigError, UserError
@@ -29,10 +30,6 @@ log = logging.getLogger("cogitator.client")
 # The bot never joins voice: silence discord.py's start-up warnings about missing voice libraries.
 discord.VoiceClient.warn_nacl = False
 discord.VoiceClient.warn_dave = False
-
-# Tasks a feature runs beyond one interaction (the live board's clock redraw) are named with this prefix:
-# the bot cancels them when it closes, and the offline console does not wait for them.
-BACKGROUND_TASK_PREFIX = "cogitator-background-"
 
 INTENTS = discord.Intents.none()
 INTENTS.guilds = True  # the only intent the bot needs: slash commands arrive as interactions

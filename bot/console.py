@@ -23,7 +23,8 @@ import discord
 from discord import app_commands
 from discord.webhook import async_ as webhook_async
 
-from bot.client import BACKGROUND_TASK_PREFIX, CogitatorBot
+from bot.background import BACKGROUND_TASK_PREFIX
+from bot.client import CogitatorBot
 from bot.config import Settings
 
 APPLICATION_ID = 424_242_424_242_424_242

@@ -17,20 +17,21 @@ from discord.ext import commands
 from bot.armies.decode import MAX_BYTES, ListError
 from bot.armies.parse import parse_list
 from bot.catalog.normalize import clean_text
-from bot.errors import UserError
-from bot.games import commands as gc
-from bot.games.model import GameState
-from bot.render import army as render
-from bot.render.common import NO_MENTIONS
-from cogs.game import (
+from bot.discord_glue.choices import unit_choices
+from bot.discord_glue.games import (
     act,
     call,
     catalog_or_none,
     channel_of,
     current_state,
     live_boards,
-    unit_choices,
+    reply,
 )
+from bot.errors import UserError
+from bot.games import commands as gc
+from bot.games.model import GameState
+from bot.render import army as render
+from bot.render.common import NO_MENTIONS
 
 log = logging.getLogger("cogitator.army")
 
@@ -110,16 +111,12 @@ class Army(commands.Cog):
 
     @army.command(name="clear", description="Remove your army list from this game (/game undo brings it back).")
     async def army_clear(self, interaction: discord.Interaction) -> None:
-        from cogs.game import reply
-
         await reply(interaction, await act(interaction, gc.clear_army, interaction.user.id))
 
     @army.command(name="attach", description="Which of your units a leader leads (leave unit empty: none).")
     @app_commands.describe(leader="Your leader", unit="The unit it leads (empty: it leads none)")
     @app_commands.autocomplete(leader=own_unit_ac, unit=own_unit_ac)
     async def army_attach(self, interaction: discord.Interaction, leader: str, unit: str | None = None) -> None:
-        from cogs.game import reply
-
         await reply(interaction, await act(interaction, gc.attach, interaction.user.id, leader, unit))
 
     @unit.command(name="damage", description="Your unit loses wounds, or set its models left / wounds lost.")
@@ -130,8 +127,6 @@ class Army(commands.Cog):
                           wounds: app_commands.Range[int, 1, 100] | None = None,
                           models_left: app_commands.Range[int, 0, 100] | None = None,
                           wounds_lost: app_commands.Range[int, 0, 100] | None = None) -> None:
-        from cogs.game import reply
-
         await reply(interaction, await act(interaction, gc.damage, interaction.user.id, unit, wounds=wounds,
                                            models_left=models_left, wounds_lost=wounds_lost))
 
@@ -139,8 +134,6 @@ class Army(commands.Cog):
     @app_commands.describe(unit="Your unit")
     @app_commands.autocomplete(unit=own_unit_ac)
     async def unit_destroyed(self, interaction: discord.Interaction, unit: str) -> None:
-        from cogs.game import reply
-
         await reply(interaction, await act(interaction, gc.unit_destroyed, interaction.user.id, unit))
 
 

@@ -2,7 +2,7 @@
 
 Thin adapter: parse options, run a `bot.games.commands` function through the store in a worker
 thread (the store holds the per-channel lock and the `BEGIN IMMEDIATE` transaction), render.
-Shared helpers for the other game cogs (`cogs/game_resources.py`) live here too.
+What the game cogs share (acting on the store, replying, autocompletes) lives in bot/discord_glue/.
 """
 
 from __future__ import annotations
@@ -11,86 +11,26 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import Any, Literal
+from typing import Literal
 
 import aiohttp
 import discord
 from discord import app_commands
 from discord.ext import commands
-from rapidfuzz import fuzz
 
-from bot.client import BACKGROUND_TASK_PREFIX
+from bot.background import BACKGROUND_TASK_PREFIX
+from bot.discord_glue.choices import deployment_ac, mission_ac
+from bot.discord_glue.games import act, call, channel_of, live_boards, reply, store_of
 from bot.errors import UserError
 from bot.games import commands as game_commands
 from bot.games import mission_play, missions
-from bot.games.commands import Outcome
 from bot.games.model import GameState
-from bot.games.store import GameStore, Result
+from bot.games.store import Result
 from bot.render import game as render
 from bot.render import mission as mission_render
 from bot.render.common import NO_MENTIONS, escape
 
 log = logging.getLogger("cogitator.game")
-
-# ---- helpers shared by the game cogs --------------------------------------------------------------
-
-
-def store_of(interaction: discord.Interaction) -> GameStore:
-    return interaction.client.services.games  # type: ignore[attr-defined]
-
-
-def _escaped(error: UserError) -> UserError:
-    """Refusals quote user text (unit names): neutralise Markdown and mentions before showing them."""
-    return UserError(escape(str(error)), field=error.field)
-
-
-@contextmanager
-def escaped_errors() -> Iterator[None]:
-    """For cog code that raises refusals quoting user text directly."""
-    try:
-        yield
-    except UserError as error:
-        raise _escaped(error) from None
-
-
-async def act(interaction: discord.Interaction, command: Callable[..., Outcome], *args: Any, **kwargs: Any) -> Result:
-    store = store_of(interaction)
-    try:
-        return await asyncio.to_thread(store.act, _channel(interaction), command, *args, **kwargs)
-    except UserError as error:
-        raise _escaped(error) from None
-
-
-async def call(interaction: discord.Interaction, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    try:
-        return await asyncio.to_thread(fn, *args, **kwargs)
-    except UserError as error:
-        raise _escaped(error) from None
-
-
-async def current_state(interaction: discord.Interaction) -> GameState:
-    return await call(interaction, store_of(interaction).require, channel_of(interaction))
-
-
-def channel_of(interaction: discord.Interaction) -> int:
-    return _channel(interaction)
-
-
-def _channel(interaction: discord.Interaction) -> int:
-    if interaction.channel_id is None or interaction.guild_id is None:
-        raise UserError("Games live in a server channel, not in direct messages.")
-    return interaction.channel_id
-
-
-async def reply(interaction: discord.Interaction, result: Result) -> None:
-    """Changes are public so both players see them; mentions are never resolved. The board follows."""
-    embed = render.result_embed(result.state, result.game_id, result.outcome.message, warnings=result.outcome.warnings,
-                                now=store_of(interaction).now())
-    await interaction.response.send_message(embed=embed, allowed_mentions=NO_MENTIONS)
-    await live_boards(interaction).refresh(_channel(interaction), result)
-
 
 class LiveBoards:
     """The newest board message of each channel, so that a change made by any command updates it in place.
@@ -213,111 +153,6 @@ class LiveBoards:
             task.cancel()
         self._tickers.clear()
         self._expiries.clear()
-
-
-def live_boards(interaction: discord.Interaction) -> LiveBoards:
-    # No isinstance check: a cog that imports this module before the extension loader loads it holds another
-    # copy of the module (discord.py builds a fresh module per extension), so the class objects differ.
-    cog = interaction.client.get_cog("Game")
-    if cog is None:
-        raise RuntimeError("the Game cog is not loaded")
-    return cog.boards  # type: ignore[attr-defined]
-
-
-def catalog_or_none(interaction: discord.Interaction) -> Any:
-    """The rules catalog, or None while it is not built/installed (free-text names still work)."""
-    try:
-        return interaction.client.services.catalog  # type: ignore[attr-defined]
-    except Exception:  # the catalog is optional for the tracker
-        log.debug("catalog unavailable", exc_info=True)
-        return None
-
-
-async def canonical_unit(interaction: discord.Interaction, state: GameState, owner: int, raw: str) -> str:
-    """A unit the game already knows keeps its name; otherwise a confident catalog datasheet match names it."""
-    try:
-        name, _ = game_commands.resolve_unit(state, owner, raw, create=False)
-        return name
-    except game_commands.AmbiguousUnit as error:
-        raise _escaped(error) from None
-    except UserError:
-        if state.army(owner) is not None:
-            raise
-    catalog = catalog_or_none(interaction)
-    if catalog is None:
-        return raw
-    try:
-        resolution = await asyncio.to_thread(catalog.resolve, raw, kind="datasheet", edition=state.edition)
-    except Exception:
-        log.debug("catalog resolve failed", exc_info=True)
-        return raw
-    best = resolution.best
-    if best is not None and resolution.confident and same_unit_name(raw, best.name):
-        return best.name
-    return raw
-
-
-def same_unit_name(typed: str, catalog_name: str) -> bool:
-    """Take the catalog's spelling only for a case or typo fix: "Boyz 2" stays a unit of its own."""
-    a, b = typed.casefold().strip(), catalog_name.casefold().strip()
-    digits = [c for c in a if c.isdigit()] == [c for c in b if c.isdigit()]
-    return digits and fuzz.ratio(a, b) >= 85
-
-
-async def unit_choices(interaction: discord.Interaction, current: str, *, side: str) -> list[app_commands.Choice[str]]:
-    """Units in the game (own, opponent's or both) told apart by their state ("Boyz #2 · 7/10 models"), then,
-    for a player without an army list, catalog datasheets; at most 25."""
-    state = store_of(interaction).state(interaction.channel_id or 0)
-    if state is None:
-        return []
-    me = state.player_index(interaction.user.id)
-    owners = {"own": [me], "enemy": [None if me is None else 1 - me], "any": [0, 1]}[side]
-    text = current.casefold().strip()
-    choices: dict[str, str] = {}
-    for unit in state.units:
-        if (unit.owner in owners or me is None) and (not text or text in unit.name.casefold()):
-            label = unit.label()
-            if side == "any":
-                label += f" ({state.players[unit.owner].name})"
-            choices.setdefault(unit.name, label)
-    catalog = catalog_or_none(interaction)
-    unlisted = [o for o in owners if o is not None and state.army(o) is None]
-    if catalog is not None and len(choices) < 25 and text and unlisted:
-        factions = [state.players[o].faction for o in unlisted]
-        try:
-            for faction in factions:
-                for hit in catalog.autocomplete(current, kind="datasheet", edition=state.edition, faction=faction, limit=25):
-                    choices.setdefault(hit.name, hit.name)
-        except Exception:
-            log.debug("catalog autocomplete failed", exc_info=True)
-    return [app_commands.Choice(name=label[:100], value=name[:100]) for name, label in list(choices.items())[:25]]
-
-
-def _edition_for(interaction: discord.Interaction) -> str:
-    """The edition typed in the same command, else the channel's game, else the server's default."""
-    typed = getattr(interaction.namespace, "edition", None)
-    if typed in ("10e", "11e"):
-        return typed
-    state = store_of(interaction).state(interaction.channel_id or 0)
-    if state is not None:
-        return state.edition
-    return interaction.client.services.guild_settings.edition(interaction.guild_id)  # type: ignore[attr-defined]
-
-
-async def mission_ac(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-    """The edition's missions from the catalog, with their matchup; none for 10e (free text)."""
-    edition = _edition_for(interaction)
-    cat = await asyncio.to_thread(missions.catalog)
-    found = cat.search(cat.missions.get(edition, []), current)
-    return [app_commands.Choice(name=f"{m.name} · {m.matchup}"[:100] if m.matchup else m.name[:100], value=m.name[:100])
-            for m in found]
-
-
-async def deployment_ac(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-    edition = _edition_for(interaction)
-    cat = await asyncio.to_thread(missions.catalog)
-    return [app_commands.Choice(name=d.name[:100], value=d.name[:100])
-            for d in cat.search(cat.deployments.get(edition, []), current)]
 
 
 # ---- the status board's buttons (persistent across restarts) -------------------------------------
@@ -471,25 +306,25 @@ class Game(commands.GroupCog, group_name="game", group_description="Track a batt
             edition = self.bot.services.guild_settings.edition(interaction.guild_id)  # type: ignore[attr-defined]
         store = store_of(interaction)
         record = await call(interaction, missions.mission_record, edition, mission, deployment)
-        result = await call(interaction, store.start, _channel(interaction), interaction.guild_id,
+        result = await call(interaction, store.start, channel_of(interaction), interaction.guild_id,
                             user_id=interaction.user.id, user_name=interaction.user.display_name,
                             opponent_id=opponent.id, opponent_name=opponent.display_name, edition=edition,
                             faction=faction, opponent_faction=opponent_faction, starting_cp=starting_cp,
                             mission=record)
         note = "The game begins. Who goes first? `/game rolloff`."
         embed = render.board_embed(result.state, result.game_id, note=note, now=store.now())
-        await interaction.response.send_message(embed=embed, view=board_view(_channel(interaction), result.state),
+        await interaction.response.send_message(embed=embed, view=board_view(channel_of(interaction), result.state),
                                                 allowed_mentions=NO_MENTIONS)
-        self.boards.remember(_channel(interaction), interaction, result.state)
+        self.boards.remember(channel_of(interaction), interaction, result.state)
 
     @app_commands.command(name="status", description="Show the board: round, mission, CP, VP, clocks, with buttons.")
     async def status(self, interaction: discord.Interaction) -> None:
         store = store_of(interaction)
-        game_id, state = await call(interaction, store.require_active, _channel(interaction))
+        game_id, state = await call(interaction, store.require_active, channel_of(interaction))
         embed = render.board_embed(state, game_id, now=store.now())
-        await interaction.response.send_message(embed=embed, view=board_view(_channel(interaction), state),
+        await interaction.response.send_message(embed=embed, view=board_view(channel_of(interaction), state),
                                                 allowed_mentions=NO_MENTIONS)
-        self.boards.remember(_channel(interaction), interaction, state)
+        self.boards.remember(channel_of(interaction), interaction, state)
 
     @app_commands.command(name="rolloff", description="Roll off for the first turn (or record a physical roll).")
     @app_commands.describe(winner="Who won a roll-off made with real dice (leave out to roll here)")
@@ -497,13 +332,13 @@ class Game(commands.GroupCog, group_name="game", group_description="Track a batt
         result = await act(interaction, mission_play.rolloff, interaction.user.id,
                            winner_user=winner.id if winner else None)
         embed = mission_render.rolloff_embed(result.state, result.outcome.message)
-        view = first_turn_view(_channel(interaction), result.state)
+        view = first_turn_view(channel_of(interaction), result.state)
         await interaction.response.send_message(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
-        await live_boards(interaction).refresh(_channel(interaction), result)
+        await live_boards(interaction).refresh(channel_of(interaction), result)
 
     @app_commands.command(name="score", description="The score: VP by category and round, CP, stratagems, time.")
     async def score(self, interaction: discord.Interaction) -> None:
-        game_id, state, summary = await call(interaction, store_of(interaction).summary, _channel(interaction))
+        game_id, state, summary = await call(interaction, store_of(interaction).summary, channel_of(interaction))
         await interaction.response.send_message(embed=mission_render.score_embed(
             state, game_id, summary, headline=render.clock_line(state)),
                                                 ephemeral=True, allowed_mentions=NO_MENTIONS)
@@ -515,7 +350,7 @@ class Game(commands.GroupCog, group_name="game", group_description="Track a batt
     @app_commands.command(name="undo", description="Revert the last change (repeat to go further back).")
     async def undo(self, interaction: discord.Interaction) -> None:
         store = store_of(interaction)
-        await reply(interaction, await call(interaction, store.undo, _channel(interaction), interaction.user.id))
+        await reply(interaction, await call(interaction, store.undo, channel_of(interaction), interaction.user.id))
 
     @app_commands.command(name="log", description="Show the game's history of changes.")
     @app_commands.describe(count="How many of the newest events (default 25)")
@@ -523,7 +358,7 @@ class Game(commands.GroupCog, group_name="game", group_description="Track a batt
         if not 1 <= count <= 200:
             raise UserError("count must be between 1 and 200.", field="count")
         store = store_of(interaction)
-        state, events = await call(interaction, store.log, _channel(interaction))
+        state, events = await call(interaction, store.log, channel_of(interaction))
         embed = render.log_embed(state, events[-count:], total=len(events))
         await interaction.response.send_message(embed=embed, ephemeral=True, allowed_mentions=NO_MENTIONS)
 
@@ -533,12 +368,12 @@ class Game(commands.GroupCog, group_name="game", group_description="Track a batt
         perms = interaction.permissions
         manager = bool(perms and (perms.manage_channels or perms.administrator))
         store = store_of(interaction)
-        result = await call(interaction, store.end, _channel(interaction), interaction.user.id,
+        result = await call(interaction, store.end, channel_of(interaction), interaction.user.id,
                             manager=manager, abandon=abandon)
-        game_id, state, summary = await call(interaction, store.summary, _channel(interaction))
+        game_id, state, summary = await call(interaction, store.summary, channel_of(interaction))
         embed = mission_render.score_embed(state, game_id, summary, headline=render.clock_line(state), final=True)
         await interaction.response.send_message(embed=embed, allowed_mentions=NO_MENTIONS)
-        await live_boards(interaction).refresh(_channel(interaction), result)
+        await live_boards(interaction).refresh(channel_of(interaction), result)
 
     @app_commands.command(name="overlay", description="A read-only live-board link of this game for stream overlays.")
     @app_commands.describe(revoke="Stop every live-board link of this channel's games instead")
@@ -551,7 +386,7 @@ class Game(commands.GroupCog, group_name="game", group_description="Track a batt
         perms = interaction.permissions
         manager = bool(perms and (perms.manage_channels or perms.administrator))
         services = self.bot.services  # type: ignore[attr-defined]
-        who = {"channel_id": _channel(interaction), "user_id": interaction.user.id, "manager": manager}
+        who = {"channel_id": channel_of(interaction), "user_id": interaction.user.id, "manager": manager}
         if revoke:
             text = await call(interaction, links.revoke_links, services.games, services.overlay_tokens, **who)
         else:
@@ -561,7 +396,7 @@ class Game(commands.GroupCog, group_name="game", group_description="Track a batt
 
     @app_commands.command(name="history", description="List the finished games of this channel.")
     async def history(self, interaction: discord.Interaction) -> None:
-        games = await call(interaction, store_of(interaction).history, _channel(interaction), limit=HISTORY_SHOWN + 1)
+        games = await call(interaction, store_of(interaction).history, channel_of(interaction), limit=HISTORY_SHOWN + 1)
         embed = render.history_embed(games[:HISTORY_SHOWN], more=len(games) > HISTORY_SHOWN)
         await interaction.response.send_message(embed=embed, ephemeral=True,
                                                 allowed_mentions=NO_MENTIONS)

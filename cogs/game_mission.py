@@ -15,48 +15,17 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.discord_glue.choices import any_card_ac, deployment_ac, held_card_ac, mission_ac
+from bot.discord_glue.games import act, call, channel_of, reply, resolve_card, store_of
 from bot.games import mission_play as mp
 from bot.games import missions
-from bot.games.events import ACTIVE_CARD
 from bot.render import mission as mission_render
 from bot.render.common import NO_MENTIONS
-from cogs.game import act, call, channel_of, deployment_ac, mission_ac, reply, store_of
 
 log = logging.getLogger("cogitator.game")
 
 Mode = Literal["tactical", "fixed"]
 DEFAULT_CLOCK_MINUTES = 90
-
-
-async def card_choices(interaction: discord.Interaction, current: str, *, held_only: bool) -> list[app_commands.Choice[str]]:
-    """The invoker's cards in play first, then (unless `held_only`) the edition's deck minus achieved cards."""
-    state = store_of(interaction).state(interaction.channel_id or 0)
-    if state is None:
-        return []
-    me = state.player_index(interaction.user.id)
-    needle = current.casefold().strip()
-    names: list[str] = []
-    mine = state.players[me].secondaries if me is not None else []
-    names += [c["name"] for c in mine if c["status"] in ACTIVE_CARD]
-    if not held_only:
-        done = {c["name"] for c in mine if c["status"] == "achieved"}
-        cat = await asyncio.to_thread(missions.catalog)
-        names += [c.name for c in cat.secondaries.get(state.edition, []) if c.name not in done and c.name not in names]
-    return [app_commands.Choice(name=n[:100], value=n[:100]) for n in names if needle in n.casefold()][:25]
-
-
-async def any_card_ac(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-    return await card_choices(interaction, current, held_only=False)
-
-
-async def held_card_ac(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-    return await card_choices(interaction, current, held_only=True)
-
-
-async def resolve_card(interaction: discord.Interaction, raw: str, mode: str | None = None) -> dict:
-    """A card named in a command: a card the invoker holds keeps its mode; otherwise the catalog decides."""
-    state = await call(interaction, store_of(interaction).require, channel_of(interaction))
-    return await call(interaction, mp.card_ref, state.edition, raw, mode=mode)
 
 
 class GameMission(commands.Cog):

@@ -14,14 +14,8 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.errors import UserError
-from bot.games import commands as gc
-from bot.games import mission_play as mp
-from bot.games import rules
-from bot.games.model import GameState, normalise_name
-from bot.render import game as render
-from bot.render.common import NO_MENTIONS
-from cogs.game import (
+from bot.discord_glue.choices import any_card_ac, unit_choices
+from bot.discord_glue.games import (
     act,
     call,
     canonical_unit,
@@ -30,10 +24,16 @@ from cogs.game import (
     current_state,
     escaped_errors,
     reply,
+    resolve_card,
     store_of,
-    unit_choices,
 )
-from cogs.game_mission import any_card_ac, resolve_card
+from bot.errors import UserError
+from bot.games import commands as gc
+from bot.games import mission_play as mp
+from bot.games import rules
+from bot.games.model import GameState, normalise_name
+from bot.render import game as render
+from bot.render.common import NO_MENTIONS
 
 log = logging.getLogger("cogitator.game")
 

@@ -21,6 +21,7 @@ from discord.ext import commands
 from bot.catalog.model import Entry, Hit
 from bot.catalog.normalize import clean_text
 from bot.catalog.service import Catalog
+from bot.discord_glue.choices import faction_choices
 from bot.errors import UserError
 from bot.render.common import NO_MENTIONS, edition_label, escape, truncate
 from bot.render.rules import (
@@ -231,13 +232,6 @@ class PickSelect(discord.ui.DynamicItem[discord.ui.Select], template=r"rules:pic
             return
         embed, view = render_answer(catalog, entry)
         await interaction.response.edit_message(content=None, embed=embed, view=view, allowed_mentions=NO_MENTIONS)
-
-
-def faction_choices(catalog: Catalog, current: str) -> list[Choice[str]]:
-    """Factions whose name contains what was typed (all of them, up to 25, when nothing is typed)."""
-    typed = (current or "").casefold().strip()
-    names = [f for f in catalog.factions() if typed in f.casefold()]
-    return [Choice(name=f[:100], value=f[:100]) for f in names[:25]]
 
 
 class Rules(commands.Cog):

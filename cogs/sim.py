@@ -24,6 +24,7 @@ from discord.app_commands import Choice
 from discord.ext import commands
 
 from bot.catalog.service import Catalog
+from bot.discord_glue.choices import faction_choices
 from bot.errors import UserError
 from bot.render.common import NO_MENTIONS, escape, truncate
 from bot.render.sim import PLOT_FILENAME, SimDescription, sim_embed, target_line, weapon_line
@@ -31,7 +32,6 @@ from bot.sim import tracked as tracked_sim
 from bot.sim.planner import UnitRequest
 from bot.sim.profiles import parse_attacker, parse_target
 from bot.sim.requests import SimOptions, build_request, weapon_kind
-from cogs.rules import faction_choices
 
 log = logging.getLogger("cogitator.sim")
 
