@@ -144,11 +144,12 @@ async def _warm_catalog(bot) -> None:  # noqa: ANN001 - CogitatorBot, imported l
 
 
 async def _warm_simulator(bot) -> None:  # noqa: ANN001 - CogitatorBot, imported lazily
-    """Start and warm the simulation worker processes before connecting, in a thread, so the first
-    /sim does not pay for starting them (~1-3 s). A failure only logs: the first /sim retries."""
+    """Start and warm the simulation and army-list worker processes before connecting, in a thread, so the
+    first /sim or list does not pay for starting them (~1-3 s). A failure only logs: the first request retries."""
     started = time.perf_counter()
     try:
         await asyncio.to_thread(bot.services.simulation.start)
+        await asyncio.to_thread(bot.services.army_reader.start)
     except Exception:
         log.warning("simulation workers could not be started; /sim will retry", exc_info=True)
         return

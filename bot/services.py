@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from bot.config import Settings
 
 if TYPE_CHECKING:
+    from bot.armies.reader import ArmyReader
     from bot.catalog.service import Catalog
     from bot.games.store import GameStore
     from bot.guild_settings import GuildSettings
@@ -63,6 +64,17 @@ class Services:
         return SimulationService(workers=self.settings.sim_workers, worker_mb=self.settings.sim_worker_mb)
 
     @cached_property
+    def army_reader(self) -> ArmyReader:
+        """Reads army lists in a worker process of its own (bot.armies.reader); in threads when
+        COGITATOR_SIM_WORKERS=0 (no worker processes at all)."""
+        from bot.armies.reader import WORKER_MB, WORKERS, ArmyReader, warm_worker
+        from bot.sim.pool import SimPool
+
+        if not self.settings.sim_workers:
+            return ArmyReader(None)
+        return ArmyReader(lambda: SimPool(WORKERS, WORKER_MB * 2**20, name="army-list", warm=warm_worker))
+
+    @cached_property
     def overlay_tokens(self) -> OverlayTokens:
         from bot.web.tokens import OverlayTokens
 
@@ -77,7 +89,7 @@ class Services:
     def close(self) -> None:
         """Close whatever was opened; safe to call twice."""
         self.__dict__.pop("sim_planner", None)
-        for name in ("catalog", "games", "guild_settings", "simulation", "overlay_tokens", "storage"):
+        for name in ("catalog", "games", "guild_settings", "simulation", "army_reader", "overlay_tokens", "storage"):
             service = self.__dict__.pop(name, None)
             if service is not None and hasattr(service, "close"):
                 with contextlib.suppress(Exception):

@@ -1,13 +1,12 @@
 """/army (import a list from a file or a paste, show it, attach leaders, clear it) and /unit (damage, destroyed).
 
 An army belongs to a player of the channel's game; importing stores it at once as an `army` event in the
-game log, so `/game undo` reverts it. Reading the list (`bot.armies.parse`) runs in a worker thread after the
-interaction is deferred: the first read of a process loads wh40kdc's dataset (about 2 s).
+game log, so `/game undo` reverts it. Reading the list runs after the interaction is deferred, in a worker
+process under a memory cap and a time limit, a few lists at a time (`bot.armies.reader`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 import discord
@@ -15,7 +14,6 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.armies.decode import MAX_BYTES, ListError
-from bot.armies.parse import parse_list
 from bot.catalog.normalize import clean_text
 from bot.discord_glue.choices import unit_choices
 from bot.discord_glue.games import (
@@ -50,7 +48,9 @@ async def _import(interaction: discord.Interaction, data: bytes, filename: str |
     await interaction.response.defer(thinking=True)
     catalog = catalog_or_none(interaction) if state.edition == "10e" else None
     try:
-        army = await asyncio.to_thread(parse_list, data, filename=filename, edition=state.edition, catalog=catalog)
+        reader = interaction.client.services.army_reader  # type: ignore[attr-defined]
+        army = await reader.read(data, filename=filename, edition=state.edition, catalog=catalog,
+                                 user=interaction.user.id, guild=interaction.guild_id)
         result = await act(interaction, gc.import_army, interaction.user.id, army.to_dict())
     except UserError as error:
         await interaction.followup.send(embed=render.refusal(str(error)), ephemeral=True, allowed_mentions=NO_MENTIONS)

@@ -45,6 +45,7 @@ class ArmyUnit:
     wounds: int | None = None  # W of the unit's main model type (for damage bookkeeping)
     datasheet_name: str | None = None  # the resolved datasheet's own name
     tags: list[str] = field(default_factory=list)  # tracked-rule facts, e.g. "waaagh" (has the Waaagh! ability)
+    line: int | None = None  # where the list names its datasheet (for diagnostics; never stored)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {

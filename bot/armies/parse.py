@@ -73,14 +73,33 @@ def _eligible_bodyguards() -> dict[str, list[str]]:
 
 def parse_list(data: bytes | str, *, filename: str | None = None, edition: str = "11e",
                catalog: Any = None) -> Army:
-    """The army in `data`; raises `ListError` when nothing usable is in it (nothing is stored then)."""
+    """The army in `data`, all in this process (the CLI, tests); raises `ListError` when nothing usable is in
+    it (nothing is stored then). The bot reads lists in a worker process instead (bot.armies.reader)."""
+    return for_edition(read_army(data, filename=filename, edition=edition), catalog)
+
+
+def read_army(data: bytes | str, *, filename: str | None = None, edition: str = "11e") -> Army:
+    """Everything but the catalog: the part that runs in a list worker process. Resolved units carry the
+    dataset's own (11e) datasheet id; `for_edition` then maps them to the game's edition."""
     if edition not in EDITIONS:
         raise ListError(f"Unknown edition {edition!r}: choose 10e or 11e.")
-    payload = decode(data, filename)
-    return build_army(payload, edition=edition, catalog=catalog)
+    return build_army(decode(data, filename), edition=edition)
 
 
-def build_army(payload: Payload, *, edition: str, catalog: Any = None) -> Army:
+def for_edition(army: Army, catalog: Any) -> Army:
+    """A 10e game's catalog datasheets for the resolved units (the catalog lives in the bot's process, never
+    in a worker; a few fuzzy lookups), then the diagnostics cut to MAX_DIAGNOSTICS."""
+    if army.edition != "11e":
+        for unit in army.units:
+            if unit.datasheet_id and unit.datasheet_name:
+                unit.datasheet_id = _catalog_id(unit, army.edition, catalog, army.diagnostics)
+    if len(army.diagnostics) > MAX_DIAGNOSTICS:
+        dropped = len(army.diagnostics) - MAX_DIAGNOSTICS + 1
+        army.diagnostics = army.diagnostics[: MAX_DIAGNOSTICS - 1] + [Diagnostic("info", f"... and {dropped} more.")]
+    return army
+
+
+def build_army(payload: Payload, *, edition: str) -> Army:
     from wh40kdc.imports import ADAPTERS
     from wh40kdc.imports.resolve import resolve
 
@@ -102,7 +121,7 @@ def build_army(payload: Payload, *, edition: str, catalog: Any = None) -> Army:
         raise ListError(f"Unknown faction {named!r}: no faction of the dataset has that name, and its units do "
                         "not name one either." if named else
                         "Cannot tell the army's faction: the list names none and its units are unknown.")
-    return _army(payload, parsed, roster, _format_id(adapter), edition, catalog)
+    return _army(payload, parsed, roster, _format_id(adapter), edition)
 
 
 def _resolve_distinct(parsed: dict, ds: Any, fmt: str, resolve: Any) -> dict:
@@ -154,7 +173,7 @@ def _not_a_list(payload: Payload) -> str:
 
 # ---- roster -> Army -----------------------------------------------------------------------------------
 
-def _army(payload: Payload, parsed: dict, roster: dict, fmt: str, edition: str, catalog: Any) -> Army:
+def _army(payload: Payload, parsed: dict, roster: dict, fmt: str, edition: str) -> Army:
     ds = dataset()
     text = payload.value if isinstance(payload.value, str) else ""
     lines = text.split("\n") if text else []
@@ -173,7 +192,7 @@ def _army(payload: Payload, parsed: dict, roster: dict, fmt: str, edition: str, 
 
     units: list[ArmyUnit] = []
     for raw_unit, parsed_unit in zip(roster["units"], parsed["units"], strict=True):
-        units.append(_unit(raw_unit, parsed_unit, faction_id, edition, catalog, diagnostics, where))
+        units.append(_unit(raw_unit, parsed_unit, faction_id, diagnostics, where))
     _warlord_from_header(lines, units)
     _leaders(roster, units, faction_id, diagnostics)
     for entry in roster["diagnostics"]["warnings"]:
@@ -182,9 +201,6 @@ def _army(payload: Payload, parsed: dict, roster: dict, fmt: str, edition: str, 
             what = "weapon" if entry["code"] == "weapon-unresolved" else "enhancement"
             diagnostics.append(Diagnostic("warning", f"Unknown {what} {raw!r}: kept as written.", where(raw)))
     points = roster["points"].get("total_reported") or roster["points"].get("total_computed") or None
-    if len(diagnostics) > MAX_DIAGNOSTICS:
-        dropped = len(diagnostics) - MAX_DIAGNOSTICS + 1
-        diagnostics = diagnostics[: MAX_DIAGNOSTICS - 1] + [Diagnostic("info", f"... and {dropped} more.")]
     sources = {"battlescribe-rosz": "BattleScribe .rosz", "battlescribe-xml": "BattleScribe .ros",
                "listforge-url": "ListForge URL"}
     return Army(format=sources.get(payload.source) or _FORMAT_NAMES.get(fmt, fmt),
@@ -233,8 +249,7 @@ def split_detachments(line: str, known: list[str]) -> tuple[list[str], str]:
     return [name for _, name in sorted(found)], leftover.strip()
 
 
-def _unit(raw: dict, parsed: dict, faction_id: str, edition: str, catalog: Any, diagnostics: list[Diagnostic],
-          where: Any) -> ArmyUnit:
+def _unit(raw: dict, parsed: dict, faction_id: str, diagnostics: list[Diagnostic], where: Any) -> ArmyUnit:
     ds = dataset()
     ref = raw["ref"]
     name = list_name(ref["raw_name"])
@@ -261,29 +276,29 @@ def _unit(raw: dict, parsed: dict, faction_id: str, edition: str, catalog: Any, 
     unit.wounds = _main_wounds(record, composition)
     if "Orks" in (record.get("faction_keywords") or []):
         unit.tags.append("waaagh")  # every Orks datasheet carries the Waaagh! army rule (docs/rules-notes.md)
-    unit.datasheet_id = _catalog_id(hit, edition, catalog, diagnostics, where)
+    unit.datasheet_id = make_id("11e", "datasheet", f"wh40kdc.{record.get('faction_id')}", hit.id)
+    unit.line = where(hit.name)
     return unit
 
 
-def _catalog_id(hit: Any, edition: str, catalog: Any, diagnostics: list[Diagnostic], where: Any) -> str:
-    """The catalog entry of this datasheet in the game's edition (wh40kdc's own entry for 11e)."""
-    own = make_id("11e", "datasheet", f"wh40kdc.{hit.raw.get('faction_id')}", hit.id)
-    if edition == "11e" or catalog is None:
-        if edition == "10e":
-            diagnostics.append(Diagnostic("info", f"{hit.name}: no catalog to look up its 10e datasheet; "
-                                                  "the 11e one is used.", where(hit.name)))
-        return own
+def _catalog_id(unit: ArmyUnit, edition: str, catalog: Any, diagnostics: list[Diagnostic]) -> str | None:
+    """The catalog entry of this unit's datasheet in the game's edition (else the dataset's own, 11e one)."""
+    name = unit.datasheet_name or unit.name
+    if catalog is None:
+        diagnostics.append(Diagnostic("info", f"{name}: no catalog to look up its {edition} datasheet; "
+                                              "the 11e one is used.", unit.line))
+        return unit.datasheet_id
     try:
-        resolution = catalog.resolve(hit.name, kind="datasheet", edition=edition)
+        resolution = catalog.resolve(name, kind="datasheet", edition=edition)
     except Exception:  # the catalog is optional here: fall back to the dataset's own entry
         resolution = None
     best = getattr(resolution, "best", None)
     if best is not None and getattr(resolution, "confident", False) and fuzz.ratio(best.name.casefold(),
-                                                                                    hit.name.casefold()) >= 90:
+                                                                                    name.casefold()) >= 90:
         return best.id
-    diagnostics.append(Diagnostic("info", f"{hit.name}: the catalog has no {edition} datasheet; the 11e one is used.",
-                                  where(hit.name)))
-    return own
+    diagnostics.append(Diagnostic("info", f"{name}: the catalog has no {edition} datasheet; the 11e one is used.",
+                                  unit.line))
+    return unit.datasheet_id
 
 
 def _composition(raw: dict, hit: Any, name: str) -> list[ModelGroup]:

@@ -30,6 +30,7 @@ import multiprocessing
 import os
 import signal
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
@@ -46,11 +47,17 @@ _PRELOAD = ["bot.sim.forkserver_warm"]
 class SimPool:
     """A warm ProcessPoolExecutor of `workers` processes capped at `limit_bytes` each, which replaces
     itself when a worker dies. `run` returns the worker's outcome tuple (bot.sim.worker.compute), or
-    ("died",) for the request whose worker died, ("timeout",) for one that had to be killed."""
+    ("died",) for the request whose worker died, ("timeout",) for one that had to be killed.
 
-    def __init__(self, workers: int, limit_bytes: int) -> None:
+    The army-list reader (bot.armies.reader) runs a pool of its own through `call`: `name` says whose
+    workers a log line is about, `warm` (a module-level function) runs once in each new worker."""
+
+    def __init__(self, workers: int, limit_bytes: int, *, name: str = "simulation",
+                 warm: Callable[[], None] | None = None) -> None:
         self._workers = workers
         self._limit = limit_bytes
+        self.name = name
+        self._warm = warm
         self._ctx = multiprocessing.get_context("forkserver")
         self._ctx.set_forkserver_preload(_PRELOAD)
         self._slots = self._ctx.Array("i", SLOTS, lock=False)
@@ -74,7 +81,7 @@ class SimPool:
                 continue
             if limit_error and not self._limit_error_logged:
                 self._limit_error_logged = True
-                log.error("simulation workers run without their address-space limit (allow the setrlimit and "
+                log.error(f"{self.name} workers run without their address-space limit (allow the setrlimit and "
                           "prlimit64 system calls)", extra={"error": limit_error})
 
     def _current_locked(self) -> ProcessPoolExecutor:
@@ -82,7 +89,8 @@ class SimPool:
             raise RuntimeError("the simulation pool is closed")
         if self._executor is None:
             self._executor = ProcessPoolExecutor(max_workers=self._workers, mp_context=self._ctx,
-                                                 initializer=worker.initialise, initargs=(self._limit, self._slots))
+                                                 initializer=worker.initialise,
+                                                 initargs=(self._limit, self._slots, self._warm))
         return self._executor
 
     def _replace(self, broken: ProcessPoolExecutor) -> None:
@@ -92,7 +100,7 @@ class SimPool:
                 return  # another request replaced it already
             self._executor = None
             self.replacements += 1
-        log.warning("simulation worker died; its pool was replaced", extra={"replacements": self.replacements})
+        log.warning(f"{self.name} worker died; its pool was replaced", extra={"replacements": self.replacements})
         _shutdown(broken)
 
     def close(self) -> None:
@@ -113,29 +121,31 @@ class SimPool:
         return [pid for pid in self._slots if pid]
 
     # ------------------------------------------------------------------ requests
-    def _submit(self, slot: int, timeout: float, args: tuple) -> tuple[ProcessPoolExecutor, Future, dict[int, Any]]:
+    def _submit(self, slot: int, timeout: float, job: Callable[..., tuple],
+                args: tuple) -> tuple[ProcessPoolExecutor, Future, dict[int, Any]]:
         self._slots[slot] = 0
         with self._lock:
             executor = self._current_locked()
         try:
-            future = executor.submit(worker.compute, slot, timeout, *args)
+            future = executor.submit(job, slot, timeout, *args)
         except BrokenProcessPool:  # broke since the last request: replace it and submit again, once
             self._replace(executor)
             with self._lock:
                 executor = self._current_locked()
-            future = executor.submit(worker.compute, slot, timeout, *args)
+            future = executor.submit(job, slot, timeout, *args)
         # The executor keeps no public list of its workers; a copy now tells later which one died.
         return executor, future, dict(getattr(executor, "_processes", None) or {})
 
-    async def run(self, args: tuple, *, timeout: float) -> tuple:
-        """Run worker.compute(slot, timeout, *args) in a worker; see the class docstring for the result."""
+    async def run(self, args: tuple, *, timeout: float, job: Callable[..., tuple] = worker.compute) -> tuple:
+        """Run job(slot, timeout, *args) in a worker: worker.compute (a simulation) or worker.run (any
+        function, e.g. reading an army list); see the class docstring for the result."""
         with self._lock:
             if self._closed:
                 raise RuntimeError("the simulation pool is closed")
             slot = self._free.pop()  # never empty: the service admits far fewer requests than SLOTS
         try:
             for attempt in (1, 2):
-                executor, future, processes = await asyncio.to_thread(self._submit, slot, timeout, args)
+                executor, future, processes = await asyncio.to_thread(self._submit, slot, timeout, job, args)
                 try:
                     return await asyncio.wait_for(asyncio.wrap_future(future), timeout + GRACE_S)
                 except TimeoutError:
@@ -147,12 +157,16 @@ class SimPool:
                     self._replace(executor)
                     if culprit or attempt == 2:
                         return ("died",)
-                    log.info("simulation rerun: its worker was stopped because another one died")
+                    log.info(f"{self.name} rerun: its worker was stopped because another one died")
             return ("died",)
         finally:
             with self._lock:
                 # Reused last: a job abandoned by a cancelled caller may still clear its slot when it ends.
                 self._free.insert(0, slot)
+
+    async def call(self, function: Callable[..., Any], args: tuple, *, timeout: float) -> tuple:
+        """function(*args) in a worker (bot.sim.worker.run): ("ok", its result), or the outcomes of `run`."""
+        return await self.run((function, *args), timeout=timeout, job=worker.run)
 
     def _died_running(self, slot: int, processes: dict[int, Any]) -> bool:
         """True when the worker that ran this job is the one that died: it started the job (its pid is in
@@ -170,7 +184,7 @@ class SimPool:
             return ("timeout",)
         pid = self._slots[slot]
         if pid:
-            log.warning("simulation worker killed after its time limit", extra={"pid": pid})
+            log.warning(f"{self.name} worker killed after its time limit", extra={"pid": pid})
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         return ("timeout",)

@@ -1,7 +1,8 @@
-"""The body of a simulation worker process (bot.sim.pool): its limits, its warm-up, one request.
+"""The body of a worker process (bot.sim.pool): its limits, its warm-up, one request (a simulation, or
+any job such as reading an army list).
 
 Only plain data crosses the process boundary, as a tuple whose first item says what happened:
-("ok", result, png), ("user", message, field) for a refusal in words, ("memory",) when the request hit
+("ok", result, png) (`run`: ("ok", result)), ("user", message, field) for a refusal in words, ("memory",) when the request hit
 the worker's address-space limit, ("timeout",) when it ran past its wall-clock limit. The worker
 survives all four and takes the next request.
 
@@ -15,6 +16,7 @@ import contextlib
 import os
 import resource
 import signal
+from collections.abc import Callable
 from multiprocessing.sharedctypes import SynchronizedArray
 from pathlib import Path
 from typing import Any
@@ -59,9 +61,10 @@ def warm_up() -> None:
     engine.plot.plot_models_killed(engine.simulate(WARM_REQUEST), title="warm-up")
 
 
-def initialise(limit_bytes: int, slots: SynchronizedArray) -> None:
+def initialise(limit_bytes: int, slots: SynchronizedArray, warm: Callable[[], None] | None = None) -> None:
     """Runs once in each new worker, before its first job. Never raises: a worker that cannot set its
-    limit still answers, and `ping` tells the pool why (it logs it once)."""
+    limit still answers, and `ping` tells the pool why (it logs it once). `warm` loads what this pool's
+    jobs need (under the limit, so it counts), e.g. wh40kdc's dataset for army lists."""
     global _slots, _limit_error
     _slots = slots
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a terminal is for the bot, which stops the pool
@@ -74,6 +77,9 @@ def initialise(limit_bytes: int, slots: SynchronizedArray) -> None:
         limit_address_space(limit_bytes)
     except (OSError, ValueError) as error:  # e.g. EPERM from a seccomp filter that denies prlimit64
         _limit_error = f"{type(error).__name__}: {error}"
+    if warm is not None:
+        with contextlib.suppress(Exception):  # a cold worker still answers; its first job loads what it needs
+            warm()
 
 
 def _overtime(_signum: int, _frame: object) -> None:
@@ -87,17 +93,25 @@ def ping() -> tuple[int, str | None]:
 
 
 def compute(slot: int, timeout: float, request: dict[str, Any], plot_title: str | None, with_plot: bool) -> tuple:
-    """One request: simulate and plot under the wall-clock limit `timeout` (SIGALRM; the engine
+    """One simulation: simulate and plot under the wall-clock limit `timeout` (SIGALRM; the engine
     returns to Python between numpy calls, so it stops within a fraction of a second)."""
-    from bot.errors import UserError
     from bot.sim.compute import compute as simulate_and_draw
+
+    outcome = run(slot, timeout, simulate_and_draw, request, plot_title, with_plot)
+    return ("ok", *outcome[1]) if outcome[0] == "ok" else outcome
+
+
+def run(slot: int, timeout: float, job: Callable[..., Any], *args: Any) -> tuple:
+    """Any job (a module-level function, pickled by name) under the wall-clock limit `timeout`:
+    ("ok", its result), or the refusal, memory and timeout outcomes described above."""
+    from bot.errors import UserError
 
     if _slots is not None:
         _slots[slot] = os.getpid()  # lets the pool tell which request was on a worker that died
     # Then every 0.1 s: an exception raised while Python runs a __del__ or a callback is swallowed.
     signal.setitimer(signal.ITIMER_REAL, timeout, 0.1)
     try:
-        result, png = simulate_and_draw(request, plot_title, with_plot)
+        result = job(*args)
     except UserError as error:
         return ("user", error.message, error.field)
     except MemoryError:
@@ -109,4 +123,4 @@ def compute(slot: int, timeout: float, request: dict[str, Any], plot_title: str 
             signal.setitimer(signal.ITIMER_REAL, 0)
         if _slots is not None:
             _slots[slot] = 0
-    return ("ok", result, png)
+    return ("ok", result)

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from bot.console import APPLICATION_ID, ATTACHMENT_MAX, ConsoleInputError, ConsoleSession, Reply
 from tests.fakediscord.validate import choices_problems, message_problems, modal_problems
-from tests.fuzz import hostile
+from tests.fuzz import hostile, hostile_lists
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "armies"
 PLAYERS = (111, 222)
@@ -363,6 +363,10 @@ def _attachment_files(workdir: Path) -> list[str]:
         "garbage.ros": b"<?xml version='1.0'?><roster><forces><force>" * 200,
         "\u202egnp.txt": b"Orks\n1x Boyz\n",
     }
+    # Issue 19's shapes: a real list padded to 4.8 MB of lines, deep nesting in every format, non-finite, huge
+    # and overlong numbers where each format keeps its counts.
+    for index, (name, data) in enumerate(hostile_lists.all_shapes()):
+        contents[f"{index:02d}-{name}"] = data
     for name, data in contents.items():
         (hostile_dir / name).write_bytes(data)
     return real + sorted(str(hostile_dir / name) for name in contents)
