@@ -1,7 +1,7 @@
 """Live-board benchmark: change-to-page latency, memory per open page, and Discord latency under load.
 
     .venv/bin/python bench/bench_web.py [--pages 50] [--changes 100] [--streams 1000] [--flood 10000]
-                                        [--n 200] [--no-import]
+                                        [--huge 1500] [--huge-only] [--n 200] [--no-import]
 
 A real `python -m bot run` process (fake Discord over sockets, live board on a loopback port) serves
 one game. This process plays the other shard: it commits changes to the same database with its own
@@ -12,12 +12,16 @@ Targets (issue 14): change-to-page p99 < 500 ms with 50 pages open on one game; 
 connection attempts from one address end in 429s and the bot keeps answering, whether they request
 streams or hold connections open sending nothing (or headers a byte at a time). Also printed: the time
 of a wrong and of a revoked token's 404 (the issue: no difference worth measuring).
+
+Target (issue 19): 1,500 event-stream requests with 100 KB of headers, each sent in one piece, are all
+refused, and the bot's RSS grows by at most 20 MB (while they are open and after they close).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import resource
 import shutil
@@ -41,6 +45,7 @@ from tests.fakediscord import FakeDiscord  # noqa: E402
 LATENCY_P99_MS = 500.0
 PAGE_KB = 50.0
 RULE_P99_MS = 50.0
+HUGE_RSS_MB = 20.0
 CHANNEL = 9001
 
 
@@ -143,6 +148,10 @@ async def main_async(args: argparse.Namespace) -> int:
         for q in RULE_QUERIES[:3]:
             await asyncio.to_thread(fake.slash, "rule", {"query": q})
 
+        if args.huge:
+            await huge_headers_run(bot, url, args.huge)
+        if args.huge_only:
+            return 0
         await not_found_timing(f"http://127.0.0.1:{port}", revoked, args.n * 2)
 
         latencies = await latency_run(store, url, args.pages, args.changes)
@@ -190,6 +199,60 @@ async def main_async(args: argparse.Namespace) -> int:
         tokens.close()
         shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+async def huge_headers_run(bot: BotProcess, url: str, count: int) -> None:
+    """`count` event-stream requests with 100 KB headers in one send, from another process; the bot's RSS
+    is sampled while they run and after they have closed."""
+    before = rss_mb(bot.pid)[0]
+    client = await asyncio.create_subprocess_exec(
+        sys.executable, __file__, "--huge-client", url, str(count), stdout=asyncio.subprocess.PIPE)
+    peak = before
+    while client.returncode is None:
+        peak = max(peak, rss_mb(bot.pid)[0])
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(client.wait(), 0.05)
+    out = (await client.stdout.read()).decode().strip()  # type: ignore[union-attr]
+    await asyncio.sleep(2.0)
+    after = rss_mb(bot.pid)[0]
+    growth = max(peak, after) - before
+    print(f"{'100 KB headers in one send':<34} {out}; bot alive: {bot.alive()}")
+    print(f"{'  bot RSS':<34} {before:.1f} -> peak {peak:.1f} -> {after:.1f} MB after they closed: growth "
+          f"{growth:+.1f} MB  target<={HUGE_RSS_MB:.0f} MB  {'OK' if growth <= HUGE_RSS_MB else 'MISS'}")
+
+
+async def huge_client(url: str, count: int) -> None:
+    """`count` connections (100 per source address), all open at once, each sending a 100 KB header block
+    in one write; prints what each got back."""
+    resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
+    parts = url.split("/", 3)
+    host, port = parts[2].split(":")
+    head = (f"GET /{parts[3]} HTTP/1.1\r\nHost: {host}\r\n".encode()
+            + b"".join(b"X-%d: %s\r\n" % (i, b"a" * 7800) for i in range(13)) + b"\r\n")
+    started = time.perf_counter()
+
+    async def one(i: int) -> str:
+        try:
+            reader, writer = await asyncio.open_connection(host, int(port), local_addr=(f"127.0.1.{i // 100 + 1}", 0))
+        except OSError:
+            return "connect error"
+        try:
+            writer.write(head)
+            await writer.drain()
+        except ConnectionError:
+            pass
+        try:
+            answer = await asyncio.wait_for(reader.read(), 20)
+        except ConnectionError:
+            return "reset (refused)"
+        except TimeoutError:
+            return "still open"
+        finally:
+            writer.close()
+        return answer.split(b"\r\n", 1)[0].decode(errors="replace") or "closed (refused)"
+    results = await asyncio.gather(*(one(i) for i in range(count)))
+    counts = {k: results.count(k) for k in sorted(set(results))}
+    print(f"{count} requests of {len(head) // 1024} KB in {time.perf_counter() - started:.1f} s: {counts}")
 
 
 async def rules_while(fake: FakeDiscord, load: asyncio.subprocess.Process, least: int = 20) -> list[float]:
@@ -290,6 +353,9 @@ def main() -> int:
     if len(sys.argv) == 4 and sys.argv[1] == "--flood-client":
         asyncio.run(flood_client(sys.argv[2], int(sys.argv[3])))
         return 0
+    if len(sys.argv) == 4 and sys.argv[1] == "--huge-client":
+        asyncio.run(huge_client(sys.argv[2], int(sys.argv[3])))
+        return 0
     if len(sys.argv) == 4 and sys.argv[1] == "--idle-client":
         asyncio.run(idle_client(int(sys.argv[2]), int(sys.argv[3])))
         return 0
@@ -298,6 +364,8 @@ def main() -> int:
     parser.add_argument("--changes", type=int, default=100)
     parser.add_argument("--streams", type=int, default=1000)
     parser.add_argument("--flood", type=int, default=10000)
+    parser.add_argument("--huge", type=int, default=1500, help="requests with 100 KB headers (0: none)")
+    parser.add_argument("--huge-only", action="store_true", help="run only the 100 KB headers part")
     parser.add_argument("--n", type=int, default=200, help="/rule round trips with the streams open")
     parser.add_argument("--no-import", action="store_true")
     return asyncio.run(main_async(parser.parse_args()))

@@ -159,7 +159,7 @@ class _Guarded(asyncio.Protocol):
         self._transport: asyncio.Transport | None = None
         self._address: str | None = None
         self._timer: asyncio.TimerHandle | None = None
-        self._pending = 0  # header bytes received since the end of the last request's headers
+        self._pending = 0  # bytes of the request head being received (since the last head's blank line)
         self._tail = b""
         self._open = True
 
@@ -187,19 +187,9 @@ class _Guarded(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self._inner is None or not self._open:
             return
-        seen = self._tail + data
-        end = seen.rfind(_END)
-        if end >= 0:
-            self._pending = len(seen) - end - len(_END)
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
-        else:
-            self._pending += len(data)
-        self._tail = seen[-3:]
-        limit = self._guard.limits().header_bytes_max
-        if self._pending > limit:
+        if self._over_limit(data):
             assert self._transport is not None
+            limit = self._guard.limits().header_bytes_max
             self._guard.throttled.warning("large", "live board: connection from %s closed: request headers over "
                                           "%d bytes", self._address, limit)
             self._open = False
@@ -207,6 +197,25 @@ class _Guarded(asyncio.Protocol):
             self._transport.close()
             return
         self._inner.data_received(data)
+
+    def _over_limit(self, data: bytes) -> bool:
+        """Counts every byte of each request head, from its first byte to its closing blank line, however
+        the reads cut it: a whole head in one read counts as much as the same head byte by byte."""
+        limit = self._guard.limits().header_bytes_max
+        seen = self._tail + data
+        start = len(self._tail)  # where this read's bytes begin in `seen`
+        end = seen.find(_END)
+        while end >= 0:
+            if self._pending + end + len(_END) - start > limit:
+                return True
+            self._pending, start = 0, end + len(_END)
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            end = seen.find(_END, start)
+        self._pending += len(seen) - start
+        self._tail = seen[max(start, len(seen) - len(_END) + 1):]  # a blank line may span two reads
+        return self._pending > limit
 
     def eof_received(self) -> bool | None:
         return self._inner.eof_received() if self._inner is not None else None
