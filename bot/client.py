@@ -150,6 +150,7 @@ class CogitatorBot(commands.AutoShardedBot):
         self.services = services or Services(settings)
         self.sync_on_start = sync_on_start
         self.web: WebServer | None = None
+        self.standing_forms: set[str] = set()  # custom_ids of the forms answered (bot.discord_glue.forms)
         self.data_refresh_task: asyncio.Task | None = None  # COGITATOR_DATA_REFRESH; kept so it is not collected
 
     async def setup_hook(self) -> None:
@@ -177,6 +178,15 @@ class CogitatorBot(commands.AutoShardedBot):
         else:
             synced = await self.tree.sync()
         log.info("commands synced", extra={"count": len(synced), "guild_id": guild_id})
+
+    async def on_interaction(self, interaction: discord.Interaction) -> None:
+        """A submitted form that no registered kind answers (opened before a restart into a version that
+        renamed it) is told so: without this, Discord shows the user a failure and the text is lost silently."""
+        from bot.discord_glue.forms import FORM_GONE, is_unknown_form
+
+        if is_unknown_form(interaction, self.standing_forms):
+            log.warning("unknown form submitted", extra={"custom_id": (interaction.data or {}).get("custom_id")})
+            await send_error(interaction, FORM_GONE)
 
     async def on_ready(self) -> None:
         log.info("ready", extra={"user": str(self.user), "guilds": len(self.guilds), "shards": self.shard_count})

@@ -16,6 +16,7 @@ from discord.ext import commands
 from bot.armies.decode import MAX_BYTES, ListError
 from bot.catalog.normalize import clean_text
 from bot.discord_glue.choices import unit_choices
+from bot.discord_glue.forms import StandingForm, register, submitted
 from bot.discord_glue.games import (
     act,
     call,
@@ -34,6 +35,7 @@ from bot.render.common import NO_MENTIONS
 log = logging.getLogger("cogitator.army")
 
 PASTE_MAX = 4000  # Discord's limit for a modal text input
+PASTE_FORM, PASTE_FIELD = "army:paste", "army:paste:text"  # custom_ids: forms opened by older processes use them
 
 
 async def own_unit_ac(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
@@ -61,18 +63,20 @@ async def _import(interaction: discord.Interaction, data: bytes, filename: str |
     await live_boards(interaction).refresh(channel_of(interaction), result)
 
 
-class PasteModal(discord.ui.Modal, title="Paste your army list"):
+class PasteModal(StandingForm, title="Paste your army list"):
+    """One instance answers every /army paste form, also one opened before a restart (registered in setup)."""
+
     text: discord.ui.TextInput = discord.ui.TextInput(
         label="Army list (GW app, NewRecruit or ListForge)", style=discord.TextStyle.paragraph,
-        custom_id="army:paste:text", max_length=PASTE_MAX,
+        custom_id=PASTE_FIELD, max_length=PASTE_MAX,
         placeholder="Paste the whole export; a longer list: /army import with the file.")
 
     def __init__(self) -> None:
-        super().__init__(custom_id="army:paste")
+        super().__init__(custom_id=PASTE_FORM)
 
     async def on_submit(self, interaction: discord.Interaction) -> None:
         # clean_text: a lone surrogate in the pasted text cannot be encoded (found by the console fuzz)
-        await _import(interaction, clean_text(self.text.value).encode("utf-8"), None)
+        await _import(interaction, clean_text(submitted(interaction, PASTE_FIELD)).encode("utf-8"), None)
 
     async def on_error(self, interaction: discord.Interaction, error: Exception) -> None:
         await interaction.client.tree.on_error(interaction, error)  # type: ignore[arg-type]
@@ -148,4 +152,5 @@ def _players(state: GameState, user_id: int, player: discord.User | None) -> lis
 
 
 async def setup(bot: commands.Bot) -> None:
+    register(bot, PasteModal())
     await bot.add_cog(Army(bot))

@@ -63,3 +63,39 @@ async def test_free_text_still_works_without_lists_and_shows_unlisted(console: C
     choices = await console.autocomplete("/judgement add unit:bo", "unit")
     assert choices[0] == {"name": "Boyz · unlisted", "value": "Boyz"}
     assert "Boyz (unlisted)" in (await console.send("/game status"))[0].text()
+
+
+async def test_a_form_opened_before_a_restart_is_answered_after_it(console: ConsoleSession) -> None:
+    """Found by the audit: a restart while the /army paste form was open left its submission unanswered and the
+    pasted list lost. The form is handled by custom_id, whatever process opened it."""
+    await console.send(START)
+    (form,) = await console.send("/army paste", user=222)
+    assert form.kind == "modal"
+    await console.send(":restart")
+    replies = await console.send(f":submit army:paste:text=@{FIXTURES / 'orks_gw_wtc.txt'}", user=222)
+    assert any("Bob imports a Orks army: 7 units" in r.text() for r in replies)
+    assert console.bot.services.games.require(1001).army(1) is not None
+
+
+async def test_two_open_forms_are_both_answered(console: ConsoleSession) -> None:
+    """Both players open the form before either submits: each submission is answered and imports its own list
+    (discord.py keeps one form per custom_id; the first submission used to retire it for the other)."""
+    await console.send(START)
+    await console.send("/army paste", user=111)
+    await console.send("/army paste", user=222)
+    open_form = console._modal  # the console shows one form at a time; Bob's stays open on his screen
+    alice = await console.submit({"army:paste:text": (FIXTURES / "votann_gw_app.txt").read_text()}, user=111)
+    console._modal = open_form
+    bob = await console.submit({"army:paste:text": (FIXTURES / "orks_gw_wtc.txt").read_text()}, user=222)
+    assert any("Alice imports a Leagues of Votann army" in r.text() for r in alice)
+    assert any("Bob imports a Orks army" in r.text() for r in bob)
+
+
+async def test_an_unknown_form_says_to_paste_again(console: ConsoleSession) -> None:
+    """A form this version no longer knows (an older release's, renamed since) is answered, never dropped."""
+    await console.send(START)
+    console._modal = {"custom_id": "army:paste-v0", "components": [
+        {"type": 1, "components": [{"type": 4, "custom_id": "army:paste:text", "required": True}]}]}
+    replies = await console.submit({"army:paste:text": "Boyz"}, user=222)
+    assert replies and replies[-1].ephemeral
+    assert "restarted" in replies[-1].text() and "paste" in replies[-1].text().lower()
