@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from bot.armies.decode import decode  # noqa: E402
 from bot.armies.parse import dataset, parse_list  # noqa: E402
 from bot.config import Settings  # noqa: E402
-from bot.console import ConsoleSession  # noqa: E402
+from bot.console.session import ConsoleSession  # noqa: E402
 from bot.services import Services  # noqa: E402
 from bot.sim.requests import SimOptions  # noqa: E402
 from bot.sim.tracked import plan_between  # noqa: E402

@@ -73,7 +73,7 @@ import asyncio, json, sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[2])
 from bot.config import Settings
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 
 async def main():
     folder = Path(sys.argv[1])
@@ -135,7 +135,7 @@ def autocomplete_latency(folder: Path) -> tuple[list[float], list[float]]:
 
 
 async def console_latency(folder: Path) -> tuple[list[float], list[float], dict[str, int]]:
-    from bot.console import ConsoleSession
+    from bot.console.session import ConsoleSession
 
     with tempfile.TemporaryDirectory() as tmp:
         s = Settings(token=None, db_path=Path(tmp) / "state.db", data_dir=folder, log_level="WARNING",

@@ -32,7 +32,7 @@ from bench.tracker_load import (  # noqa: E402
     time_mix,
     tracker_only,
 )
-from bot.console import ConsoleSession  # noqa: E402
+from bot.console.session import ConsoleSession  # noqa: E402
 
 P99_TARGET_MS = 20.0
 GROWTH_TARGET_KB = 100.0

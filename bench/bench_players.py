@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.bench_catalog import pct, settings_for  # noqa: E402
 from bot.catalog.service import open_catalog  # noqa: E402
-from bot.console import ConsoleSession  # noqa: E402
+from bot.console.session import ConsoleSession  # noqa: E402
 from tests.catalog.player_queries import PLAYER_QUERIES  # noqa: E402
 from tests.catalog.players import _OPTION, run  # noqa: E402
 

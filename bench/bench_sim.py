@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bot.config import Settings  # noqa: E402
-from bot.console import ConsoleSession  # noqa: E402
+from bot.console.session import ConsoleSession  # noqa: E402
 from bot.sim.profiles import parse_attacker, parse_target  # noqa: E402
 from bot.sim.requests import SimOptions, build_request  # noqa: E402
 from engine import simulate  # noqa: E402

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.tracker_load import arg_parser, bench_settings, clone_games, play_games, time_mix, tracker_only  # noqa: E402
 from bot.config import Settings  # noqa: E402
-from bot.console import ConsoleSession  # noqa: E402
+from bot.console.session import ConsoleSession  # noqa: E402
 from tests.pgserver import PostgresServer, start_or_skip  # noqa: E402
 
 P99_TARGET_MS = 20.0

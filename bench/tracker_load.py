@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.config import Settings
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 from bot.games import missions
 from bot.services import Services
 

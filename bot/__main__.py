@@ -89,7 +89,7 @@ def _check_storage(settings: Settings) -> int | None:
 
 
 def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
-    from bot.console import run_console
+    from bot.console.terminal import run_console
 
     if (code := _check_storage(settings)) is not None:
         return code
@@ -104,7 +104,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     if (code := _check_storage(settings)) is not None:
         return code
     if not settings.token:
-        from bot.console import run_console
+        from bot.console.terminal import run_console
 
         _quiet_console_logs()
         return asyncio.run(run_console(settings, as_json=False, user=None, channel=None, guild=None,

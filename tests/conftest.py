@@ -12,7 +12,7 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 
 from bot.config import Settings
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 from tests.pgserver import PostgresServer, start_or_skip
 
 # Locally, property tests explore new random inputs on every run. CI runs a fixed (derandomised) set so a

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "armies"
 START = "/game start opponent:222 edition:11e faction:Leagues of Votann opponent_faction:Orks"

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from bot.catalog.normalize import normalize
 from bot.catalog.things import name_key
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 
 from .player_queries import PLAYER_QUERIES
 

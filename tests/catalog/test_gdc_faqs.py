@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from bot.catalog.importers import gdc_json
 from bot.catalog.model import CatalogImportError
 from bot.catalog.service import Catalog, open_catalog
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 
 from .conftest import REPO, copy_catalog, settings_for
 

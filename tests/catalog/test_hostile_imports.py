@@ -19,7 +19,7 @@ from bot.catalog.importers import common, gdc_json, wahapedia_csv
 from bot.catalog.model import CatalogImportError, Entry
 from bot.catalog.service import Catalog, open_catalog
 from bot.config import Settings
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 from bot.render.common import safe_markdown
 from bot.render.rules import datasheet_embed, entry_embed
 

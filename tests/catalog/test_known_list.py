@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 from bot.catalog import known_list
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 from tests.catalog.conftest import FIX_GDC, FIX_WAHAPEDIA
 
 

@@ -304,7 +304,7 @@ def test_base_url_setting_is_an_http_folder_or_a_clear_error(raw: str) -> None:
 async def test_the_bot_schedules_the_refresh_only_when_asked(settings) -> None:  # noqa: ANN001 - fixture
     import dataclasses
 
-    from bot.console import ConsoleSession
+    from bot.console.session import ConsoleSession
 
     off = await ConsoleSession.open(settings)
     try:

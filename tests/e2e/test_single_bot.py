@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from bot.config import Settings
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 from tests.e2e.botproc import BotProcess
 from tests.e2e.conftest import dump_on_failure, export_game
 from tests.fakediscord import FakeDiscord

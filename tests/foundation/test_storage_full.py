@@ -10,7 +10,7 @@ import sqlite3
 import pytest
 
 from bot import db
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 from bot.storage.check import StorageError, check_state_database
 from tests.games.fakes import FakeCatalog
 

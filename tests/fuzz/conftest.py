@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.config import Settings
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 from tests.fuzz.harness import Fuzz
 
 

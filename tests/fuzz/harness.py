@@ -20,7 +20,9 @@ import discord
 from discord import app_commands
 from hypothesis import strategies as st
 
-from bot.console import APPLICATION_ID, ATTACHMENT_MAX, ConsoleInputError, ConsoleSession, Reply
+from bot.console.interaction import APPLICATION_ID, Reply
+from bot.console.lines import ATTACHMENT_MAX, ConsoleInputError
+from bot.console.session import ConsoleSession
 from tests.fakediscord.validate import choices_problems, message_problems, modal_problems
 from tests.fuzz import hostile, hostile_lists
 
@@ -323,7 +325,7 @@ class Fuzz:
 
     def on_screen(self, place: Place) -> list[dict[str, Any]]:
         """Every enabled button and select on the messages of this channel, newest message first."""
-        from bot.console import _flatten_components
+        from bot.console.interaction import _flatten_components
 
         found = []
         for message in sorted(self.session._messages.values(), key=lambda m: m.id, reverse=True):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 from tests.fakediscord.validate import choices_problems
 from tests.fuzz.harness import FIXTURES, _has_surrogate, reply_problems
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 from bot.services import Services
 from tests.games.fakes import FakeCatalog
 

@@ -15,7 +15,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 from bot.services import Services
 from cogs.game import LiveBoards
 from tests.conftest import backend_settings

@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 from bot.errors import UserError
 from bot.games import commands as gc
 from bot.games import rules

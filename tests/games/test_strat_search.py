@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 
 START = "/game start opponent:222 edition:11e faction:Orks opponent_faction:Leagues of Votann starting_cp:3"
 

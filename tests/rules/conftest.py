@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.config import Settings
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 from tests.catalog.conftest import base_dir, small_dir  # noqa: F401 - shared session fixtures
 
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 
 
 def only(replies: list) -> object:

@@ -11,7 +11,7 @@ import pytest
 from bot.catalog.importers import gdc_json
 from bot.catalog.model import is_detachment_entry
 from bot.catalog.service import Catalog
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 from tests.catalog.conftest import REPO, full_catalog, full_dir  # noqa: F401 - session fixtures
 
 FIXTURE = REPO / "tests" / "fixtures" / "gdc-11e"

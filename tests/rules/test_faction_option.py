@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 
 
 async def test_faction_picks_one_of_two_distinct_datasheets(console: ConsoleSession) -> None:

@@ -3,7 +3,7 @@ missing, with how to load it; answers from the other edition say so in the body.
 
 from __future__ import annotations
 
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 from tests.catalog.labelled_queries import QUERIES
 from tests.catalog.player_queries import PLAYER_QUERIES
 

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 from engine import limits
 
 CUSTOM = '/sim custom attacker:A=D6+2 BS=3 S=14 AP=-3 D=D6+2 kw="BLAST 2" target:T=5 Sv=4 W=4 inv=4 models=3'

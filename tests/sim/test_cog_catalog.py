@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 
 STOMPA = "11e:datasheet:seed.orks:stompa"
 

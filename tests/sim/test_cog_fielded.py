@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 from bot.sim.fielded import engine_takes_groups
 
 REPO = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.armies.parse import parse_list
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 from bot.games import commands as gc
 from bot.games.store import GameStore
 from bot.sim import tracked

@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 
 from bot.config import Settings
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 from tests.conftest import backend_settings
 
 ALICE, BOB = 111, 222

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from bot.config import Settings
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 from tests.conftest import backend_settings
 from tests.web import other_process
 from tests.web.conftest import ALICE, BOB, overlay_link, start_game

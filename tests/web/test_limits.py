@@ -11,7 +11,7 @@ import socket
 import aiohttp
 import pytest
 
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 from bot.web import guard
 from bot.web.server import NOT_FOUND
 from tests.web.conftest import overlay_link, start_game

@@ -9,7 +9,7 @@ import time
 import aiohttp
 import pytest
 
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 from bot.web.server import SECURITY_HEADERS
 from bot.web.tokens import token_hash
 from tests.web import other_process
