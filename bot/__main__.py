@@ -19,6 +19,7 @@ import time
 from bot.config import Settings, load_settings
 from bot.errors import ConfigError
 from bot.logging_setup import configure_logging
+from bot.masking import url_secrets
 from bot.storage.base import StorageError
 
 log = logging.getLogger("cogitator")
@@ -199,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as error:
         print(f"cogitator: configuration error: {error}", file=sys.stderr)
         return 2
-    configure_logging(settings.log_level, secrets=[settings.token or ""])
+    configure_logging(settings.log_level, secrets=[settings.token or "", *url_secrets(settings.database_url)])
     func = getattr(args, "func", cmd_run)
     try:
         return func(args, settings)

@@ -156,14 +156,14 @@ def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
     from bot.services import Services
 
     if settings.database_url:  # PostgreSQL: the start-up check migrates every feature and probes a write
+        from bot.masking import mask_url
         from bot.storage.check import StorageError, check_postgres
-        from bot.storage.postgres import redact
 
         try:
             versions = check_postgres(settings.database_url)
         except StorageError as error:
             return _fail(OpsError(f"migration failed: {error}", "COGITATOR_DATABASE_URL"))
-        _emit({"database": redact(settings.database_url), "schema_versions": versions})
+        _emit({"database": mask_url(settings.database_url), "schema_versions": versions})
         return 0
 
     services = Services(settings)

@@ -142,7 +142,8 @@ def check_postgres(url: str) -> dict[str, int]:
     """The PostgreSQL counterpart: connect (right password, database exists, reachable), apply every
     feature's migrations (needs CREATE on the schema), prove a write (a rolled-back insert into the
     game log's table needs INSERT) and refuse a newer schema. Raises StorageError in one line."""
-    from bot.storage.postgres import PostgresStorage, redact
+    from bot.masking import mask_text, mask_url
+    from bot.storage.postgres import PostgresStorage
 
     storage = None
     try:
@@ -152,7 +153,7 @@ def check_postgres(url: str) -> dict[str, int]:
 
         with storage.read() as conn:
             if missing := missing_foreign_keys(conn):
-                raise StorageError(f"the PostgreSQL database {redact(url)} cannot be used yet: a migrate-store into it "
+                raise StorageError(f"the PostgreSQL database {mask_url(url)} cannot be used yet: a migrate-store into it "
                                    f"was interrupted ({', '.join(missing)} still lack their foreign key); finish it "
                                    f"with `python -m bot migrate-store --from … --to … --resume`")
         with contextlib.suppress(_Rollback), storage.transaction() as conn:
@@ -162,10 +163,10 @@ def check_postgres(url: str) -> dict[str, int]:
     except StorageError:
         raise
     except db.SchemaTooNew as error:
-        raise StorageError(f"the PostgreSQL database {redact(url)} cannot be used: {error}") from None
+        raise StorageError(f"the PostgreSQL database {mask_url(url)} cannot be used: {error}") from None
     except Exception as error:  # psycopg errors: permissions, a dropped server
         reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise StorageError(f"the PostgreSQL database {redact(url)} cannot be used: {reason}") from None
+        raise StorageError(f"the PostgreSQL database {mask_url(url)} cannot be used: {mask_text(reason, url)}") from None
     finally:
         if storage is not None:
             storage.close()

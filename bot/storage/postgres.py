@@ -24,6 +24,7 @@ import psycopg
 from psycopg.rows import RowMaker
 
 from bot.db import SchemaTooNew
+from bot.masking import mask_text, mask_url
 from bot.storage.base import StorageError, split_statements
 
 POOL_MAX = 32  # connections per process at most (one per worker thread)
@@ -53,11 +54,6 @@ def translate(sql: str) -> str:
     return _PLACEHOLDER.sub("%s", sql.replace("%", "%%"))
 
 
-def redact(url: str) -> str:
-    """The URL without its password, for messages."""
-    return re.sub(r"(//[^:/@]+):[^@]*@", r"\1:***@", url)
-
-
 class PgConn:
     """A borrowed connection that speaks the `?` dialect."""
 
@@ -80,7 +76,7 @@ class PostgresStorage:
 
     def __init__(self, url: str, *, max_size: int = POOL_MAX) -> None:
         self.url = url
-        self.where = redact(url)
+        self.where = mask_url(url)
         self._max = max_size
         self._local = threading.local()
         self._conns: list[psycopg.Connection[Any]] = []
@@ -93,9 +89,10 @@ class PostgresStorage:
         try:
             return psycopg.connect(self.url, autocommit=True, row_factory=_row_maker,
                                    connect_timeout=CONNECT_TIMEOUT_S)
-        except psycopg.OperationalError as error:
+        except psycopg.Error as error:  # unreachable, refused, or a URL libpq cannot parse (ProgrammingError)
             reason = str(error).strip().splitlines()[-1] if str(error).strip() else type(error).__name__
-            raise StorageError(f"cannot use the PostgreSQL database {self.where}: {reason}") from None
+            raise StorageError(f"cannot use the PostgreSQL database {self.where}: "
+                               f"{mask_text(reason, self.url)}") from None
 
     def _raw(self) -> psycopg.Connection[Any]:
         """This thread's connection; a broken or closed one is replaced."""
