@@ -13,7 +13,7 @@ import pytest
 from bot.armies import reader as reader_module
 from bot.armies.errors import ListError
 from bot.armies.reader import ArmyReader, warm_worker
-from bot.console import ConsoleSession
+from bot.console.session import ConsoleSession
 from bot.sim.pool import SimPool
 from tests.armies.test_limits import NAMES_A_LIMIT
 from tests.fuzz import hostile_lists
