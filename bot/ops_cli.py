@@ -20,6 +20,7 @@ from typing import Any
 from bot.config import Settings
 from bot.db import SchemaTooNew
 from bot.storage.check import refuse_newer
+from bot.storage.partials import partial_path, remove_stale
 
 PAGES_PER_STEP = 1024  # copy in slices so the bot's writers are never blocked for long
 
@@ -77,7 +78,8 @@ def copy_database(source: Path, dest: Path) -> dict[str, Any]:
         dest.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise OpsError(f"cannot create {dest.parent}: {error.strerror}", "path") from None
-    partial = dest.with_name(f".{dest.name}.partial-{os.getpid()}")
+    stale = remove_stale(dest.parent)  # left by a backup killed mid-copy
+    partial = partial_path(dest)
     src = sqlite3.connect(f"file:{source}?mode=ro", uri=True, timeout=30)
     try:
         with contextlib.closing(sqlite3.connect(partial)) as out:
@@ -94,7 +96,8 @@ def copy_database(source: Path, dest: Path) -> dict[str, Any]:
         partial.unlink(missing_ok=True)
         raise OpsError(f"the copy failed its integrity check: {integrity}", "path")
     os.replace(partial, dest)
-    return {"path": str(dest), "bytes": dest.stat().st_size, "pages": pages, "integrity": integrity}
+    return {"path": str(dest), "bytes": dest.stat().st_size, "pages": pages, "integrity": integrity,
+            "stale_partials_removed": stale}
 
 
 def cmd_backup(args: argparse.Namespace, settings: Settings) -> int:

@@ -112,3 +112,50 @@ def test_hostile_backup_names_never_traceback(env: Path, tmp_path: Path, capsys,
     out = capsys.readouterr()
     assert code in (0, 2)
     assert "Traceback" not in out.out + out.err
+
+
+def test_a_killed_backup_leaves_nothing_the_next_backup_keeps(env: Path, tmp_path: Path, capsys) -> None:
+    """kill -9 in the middle of a real `backup` process (its copy restarts while someone writes, so it is
+    still copying when killed): the hidden partial and its -journal stay behind until the next backup
+    (what the nightly unit runs) removes them; a live writer's partial is left alone."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    conn = state_db.connect(env)
+    conn.execute("CREATE TABLE filler (b BLOB)")
+    conn.executemany("INSERT INTO filler VALUES (randomblob(4000))", [()] * 3000)  # ~3,000 pages: several steps
+    folder = tmp_path / "backups"
+    folder.mkdir()
+    live = folder / f".cogitator-other.db.partial-{os.getpid()}"  # a backup still running (this process)
+    live.write_bytes(b"x")
+    stop = threading.Event()
+
+    def writer() -> None:  # each commit restarts the copy at its next step
+        while not stop.is_set():
+            conn.execute("INSERT INTO filler VALUES (randomblob(10))")
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        backup = subprocess.Popen([sys.executable, "-m", "bot", "backup", str(folder / "cogitator-1.db")],
+                                  cwd=Path(__file__).resolve().parents[2], env=os.environ.copy())
+        journal = folder / f".cogitator-1.db.partial-{backup.pid}-journal"
+        deadline = time.monotonic() + 60
+        while not journal.exists():
+            assert backup.poll() is None, "the backup finished or failed before it could be killed"
+            assert time.monotonic() < deadline, "the backup never started copying"
+            time.sleep(0.01)
+        backup.send_signal(signal.SIGKILL)
+        backup.wait()
+    finally:
+        stop.set()
+        thread.join()
+        conn.close()
+    left = sorted(p.name for p in folder.iterdir())
+    assert left == sorted([live.name, f".cogitator-1.db.partial-{backup.pid}", journal.name]), left
+
+    code, out = run(capsys, "backup", str(folder / "cogitator-2.db"))
+    assert code == 0 and out["backup"]["stale_partials_removed"] == sorted(n for n in left if n != live.name), out
+    assert sorted(p.name for p in folder.iterdir()) == sorted([live.name, "cogitator-2.db"])
