@@ -40,7 +40,7 @@ SOURCES = {"wahapedia-10e": ("wahapedia", "Wahapedia's 10e export"),
 
 def generate(datasets: Path) -> dict | None:
     """The list, from every source folder present under `datasets` (None when there is none)."""
-    from bot.catalog.service import load_import
+    from bot.catalog.importers.formats import load_import
 
     sources: list[str] = []
     rows: dict[tuple[str, str, str], list] = {}

@@ -20,7 +20,7 @@ import sqlite3
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 try:
@@ -33,6 +33,7 @@ from bot.catalog import known as known_mod
 from bot.catalog import known_list, things
 from bot.catalog.importers import seeds as seed_importer
 from bot.catalog.importers import wh40kdc as wh40kdc_dataset
+from bot.catalog.importers.formats import IMPORT_FORMATS, load_import
 from bot.catalog.known import KnownName, KnownNames
 from bot.catalog.model import KINDS, CatalogImportError, Entry, Hit, Resolution
 from bot.catalog.normalize import clean_text, normalize
@@ -423,28 +424,6 @@ def _build_lock(path: Path) -> Iterator[None]:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def load_import(fmt: str, path: Path, skipped: list[str] | None = None) -> dict:
-    """Parse and validate one import (nothing is written). New formats register in `IMPORT_FORMATS`;
-    unknown files of a folder that were skipped are appended to `skipped`."""
-    loader = IMPORT_FORMATS.get(fmt)
-    if loader is None:
-        raise ValueError(f"unknown import format {fmt!r}")
-    return loader(Path(path), skipped)
-
-
-def _load_wahapedia(path: Path, skipped: list[str] | None = None) -> dict:
-    from bot.catalog.importers import wahapedia_csv
-
-    return wahapedia_csv.load_folder(path)
-
-
-def _load_gdc(path: Path, skipped: list[str] | None = None) -> dict:
-    from bot.catalog.importers import gdc_json
-
-    return gdc_json.load_path(path, skipped)
-
-
-IMPORT_FORMATS: dict[str, Callable[[Path, list[str] | None], dict]] = {"wahapedia": _load_wahapedia, "gdc": _load_gdc}
 BASE_DATASETS = (seed_importer.DATASET, wh40kdc_dataset.DATASET)
 
 

@@ -197,9 +197,9 @@ def load_units() -> dict[tuple[str, str], Unit]:
     the same units from the catalog entries instead (built once at import time)."""
     from wh40kdc import Dataset
 
-    from bot.catalog.importers.wh40kdc import apply_overrides as weapon_overrides
-    from bot.catalog.importers.wh40kdc import convert_weapon
-    from bot.catalog.importers.wh40kdc import load_overrides as load_weapon_overrides
+    from bot.units.wh40kdc_weapons import apply_overrides as weapon_overrides
+    from bot.units.wh40kdc_weapons import convert_weapon
+    from bot.units.wh40kdc_weapons import load_overrides as load_weapon_overrides
 
     ds = Dataset.embedded()
     kw_names = {k["id"]: k["name"] for k in (_raw(k) for k in ds.weapon_keywords)}

@@ -11,10 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.catalog.importers import common, gdc_json, wahapedia_csv, wh40kdc
+from bot.catalog.importers import common, gdc_json, wahapedia_csv
 from bot.catalog.markdown import html_to_markdown
 from bot.catalog.model import CatalogImportError
 from bot.catalog.service import Catalog
+from bot.units import wh40kdc_weapons as wh40kdc
 
 from .conftest import FIX_GDC, FIX_WAHAPEDIA, copy_fixture
 
