@@ -7,6 +7,7 @@ from pathlib import Path
 from bot.errors import UserError
 from bot.storage import open_storage
 from bot.storage.base import Storage
+from bot.storage.registry import SmallTable, StoredFeature, register
 
 EDITIONS = ("10e", "11e")
 CURRENT_EDITION = "11e"
@@ -44,3 +45,7 @@ class GuildSettings:
     def close(self) -> None:
         if self._owned:
             self._storage.close()
+
+
+register(StoredFeature(__name__, order=1, open=GuildSettings,
+                       small_tables=(SmallTable("guild_settings", ("guild_id", "edition"), "guild_settings"),)))

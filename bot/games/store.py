@@ -27,6 +27,7 @@ from bot.games.model import GameState
 from bot.games.summary import lost_points, summarise, unit_points
 from bot.storage import open_storage
 from bot.storage.base import Conn, Storage
+from bot.storage.registry import StoredFeature, register
 
 SQLITE_MIGRATIONS = [
     """
@@ -626,3 +627,11 @@ def _mark_undone(log: list[dict[str, Any]]) -> None:
                 stack.pop()["undone"] = True
         else:
             stack.append(ev)
+
+
+def _log_is_snapshot(snapshot: str, rows: Sequence[Sequence[Any]]) -> bool:
+    """What `migrate-store` checks of every game it moved: its snapshot is its log re-folded."""
+    return snapshot_matches(snapshot, parse_log(rows))
+
+
+register(StoredFeature(__name__, order=0, open=GameStore, log_check=_log_is_snapshot))

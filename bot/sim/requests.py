@@ -1,9 +1,6 @@
 """The pieces of a contract-1 request shared by /sim unit and /sim custom: catalog weapon -> engine weapon,
-the situational options, Feel No Pain read from ability names, and the request itself.
-
-Feel No Pain is read from an ability only when it is unconditional ("Feel No Pain 5+"), never from
-abilities with conditions ("While this model is leading a unit ..."); see docs/rules-notes.md. What fires
-at what, for datasheets, is bot/sim/fielded.py.
+the situational options, and the request itself. (Feel No Pain read from ability names is part of a
+datasheet's unit: bot/units/build.py.) What fires at what, for datasheets, is bot/sim/fielded.py.
 """
 
 from __future__ import annotations
@@ -16,11 +13,6 @@ from bot.catalog.model import Entry
 
 REROLL_CHOICES = ("none", "ones", "failed", "non_critical")
 _PROFILE_SPLIT = re.compile(r"\s+[-–—]\s+")
-_FNP_NAME = re.compile(r"^\s*feel no pain\s*(\d)\+\s*$", re.IGNORECASE)
-_FNP_TEXT = re.compile(r"^\s*(\d)\+\s*\.?\s*$")
-_FNP_MORTAL_NAME = re.compile(
-    r"^\s*feel no pain\s*(\d)\+\s*(?:\(|against |vs\.? )\s*mortal wounds\)?\s*$", re.IGNORECASE
-)
 
 
 def _dice(value: Any) -> int | str:
@@ -52,27 +44,6 @@ def weapon_kind(weapon: dict[str, Any]) -> str:
     if kind in ("ranged", "melee"):
         return kind
     return "melee" if weapon.get("range") == "melee" else "ranged"
-
-
-def feel_no_pain(abilities: list[dict[str, Any]]) -> tuple[int | None, int | None]:
-    """(FNP, FNP vs mortal wounds) from unconditional abilities only; (None, None) when unsure."""
-    general = mortal = None
-    for ability in abilities:
-        name = str(ability.get("name", ""))
-        text = str(ability.get("text", ""))
-        if match := _FNP_MORTAL_NAME.match(name):
-            value = int(match.group(1))
-            mortal = value if mortal is None else min(mortal, value)
-            continue
-        match = _FNP_NAME.match(name)
-        if match is None and name.strip().lower() == "feel no pain":
-            match = _FNP_TEXT.match(text)
-        if match:
-            value = int(match.group(1))
-            general = value if general is None else min(general, value)
-    if general is not None and mortal is not None and mortal >= general:
-        mortal = None  # the general value already covers mortal wounds at least as well
-    return general, mortal
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,8 @@
-"""`python -m bot migrate-store --from sqlite:PATH --to postgresql://… [--resume]`."""
+"""`python -m bot migrate-store --from sqlite:PATH --to postgresql://… [--resume]`.
+
+A command line, so an entry point above the features (docs/architecture.md, "Floors"): it imports the
+features that store something so that they register their tables for the move (bot.storage.registry).
+"""
 
 from __future__ import annotations
 
@@ -50,6 +54,9 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
 def cmd_migrate_store(args: argparse.Namespace, settings: Settings) -> int:
     from pathlib import Path
 
+    import bot.games.store
+    import bot.guild_settings
+    import bot.web.tokens  # noqa: F401 - with the two above: each registers what it stores (bot.storage.registry)
     from bot.storage import is_postgres_url, open_storage
     from bot.storage.move import move, report_json
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import importlib
 import itertools
 import json
 import multiprocessing
@@ -37,10 +38,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.games.store import GameStore, parse_log, snapshot_matches
-from bot.guild_settings import GuildSettings
 from bot.storage.base import Conn, Storage, StorageError
-from bot.web.tokens import OverlayTokens
+from bot.storage.registry import SmallTable, registered
 
 BATCH_GAMES = 200  # games per transaction
 MAX_BATCH_GAMES = 5_000
@@ -78,8 +77,6 @@ EVENTS = Table("game_events", (("game_id", "int8"), ("seq", "int4"), ("ts", "flo
                                ("type", "text"), ("body", "text")), "game_id, seq")
 CHECKPOINTS = Table("game_checkpoints", (("game_id", "int8"), ("depth", "int4"), ("seq", "int4"), ("state", "text")),
                     "game_id, depth")
-SIMPLE = {"guild_settings": ("guild_id", "edition"),
-          "overlay_tokens": ("token_hash", "game_id", "channel_id", "created_by", "created_at")}
 
 
 @dataclass
@@ -278,9 +275,21 @@ def _io_thread() -> ThreadPoolExecutor:
 
 def _refolds(snapshot: str, events: list[tuple]) -> bool:
     try:  # (seq, ts, actor_user, body) of each (game_id, seq, ts, actor_user, type, body)
-        return snapshot_matches(snapshot, parse_log([(r[1], r[2], r[3], r[5]) for r in events]))
+        return _log_check()(snapshot, [(r[1], r[2], r[3], r[5]) for r in events])
     except (ValueError, KeyError, TypeError, IndexError):  # a log that does not even fold
         return False
+
+
+def _log_check() -> Callable[[str, Sequence[Sequence[Any]]], bool]:
+    """The games feature's check that a snapshot is its re-folded log (bot.storage.registry)."""
+    checks = [f.log_check for f in registered() if f.log_check is not None]
+    if len(checks) != 1:
+        raise StorageError("no feature registered the game log check: import the stores before moving")
+    return checks[0]
+
+
+def _small_tables() -> list[SmallTable]:
+    return [table for feature in registered() for table in feature.small_tables]
 
 
 # ---- the worker processes --------------------------------------------------------------------------------
@@ -288,11 +297,15 @@ def _refolds(snapshot: str, events: list[tuple]) -> bool:
 _worker: tuple[Storage, Storage] | None = None
 
 
-def _start_worker(source: str, target: str, parent: int) -> None:
+def _start_worker(source: str, target: str, parent: int, features: tuple[str, ...] = ()) -> None:
     """Open this worker's own connections; exit when the mover dies (even by SIGKILL), so a killed move
-    leaves no process behind (its open transaction is rolled back by the server)."""
+    leaves no process behind (its open transaction is rolled back by the server). `features`: the modules
+    that registered what they store in the mover, imported here so that they register here too."""
     global _worker
     from bot.storage import open_storage
+
+    for module in features:
+        importlib.import_module(module)
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -328,10 +341,9 @@ def _address(storage: Storage) -> str:
 # ---- the move ----------------------------------------------------------------------------------------------
 
 def _open_stores(storage: Storage) -> None:
-    """Create (migrate) every feature's tables on `storage`."""
-    GameStore(storage)
-    GuildSettings(storage)
-    OverlayTokens(storage)
+    """Create (migrate) every registered feature's tables on `storage`."""
+    for feature in registered():
+        feature.open(storage)
 
 
 def _count(storage: Storage, table: str) -> int:
@@ -353,10 +365,11 @@ def move(source: Storage, target: Storage, *, resume: bool = False,
          progress: Callable[[int, int], None] | None = None, jobs: int | None = None,
          batch_games: int = BATCH_GAMES) -> MoveReport:
     started = time.perf_counter()
+    _log_check()  # the features are registered: a move without them would copy nothing it could verify
     _open_stores(source)
     _open_stores(target)
     report = MoveReport(jobs=jobs or default_jobs(target))
-    if not resume and any(_count(target, t) for t in ("games", *SIMPLE)):
+    if not resume and any(_count(target, t) for t in ("games", *(s.name for s in _small_tables()))):
         raise StorageError(f"the target {target.where} already holds data: move into an empty database, or pass "
                            f"--resume to continue an interrupted move")
     with source.read() as conn:
@@ -374,8 +387,8 @@ def move(source: Storage, target: Storage, *, resume: bool = False,
         raise
     if relaxed:
         _add_foreign_keys(target)
-    for table, columns in SIMPLE.items():
-        _copy_simple(source, target, table, columns, report)
+    for table in _small_tables():
+        _copy_simple(source, target, table, report)
     if target.dialect == "postgresql":  # ids were copied as they were: move the sequence past them
         with target.transaction() as conn:
             conn.execute("SELECT setval(pg_get_serial_sequence('games', 'id'), COALESCE((SELECT MAX(id) FROM games), 1))")
@@ -438,7 +451,8 @@ def _copy_games(source: Storage, target: Storage, ids: list[int], present: set[i
         # spawn, not fork: a forked child would share (and on exit, close) this process's connections
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(report.jobs, mp_context=context, initializer=_start_worker,
-                                 initargs=(_address(source), _address(target), os.getpid())) as pool:
+                                 initargs=(_address(source), _address(target), os.getpid(),
+                                           tuple(f.module for f in registered()))) as pool:
             futures = [(pool.submit(_run_batch, batch, copy), len(batch)) for batch, copy in batches]
             try:
                 for future, size in futures:
@@ -453,8 +467,9 @@ def _rows(conn: Conn, table: str, columns: Sequence[str]) -> set[tuple]:
     return {tuple(r) for r in conn.execute(f"SELECT {', '.join(columns)} FROM {table}")}
 
 
-def _copy_simple(source: Storage, target: Storage, table: str, columns: Sequence[str], report: MoveReport) -> None:
+def _copy_simple(source: Storage, target: Storage, small: SmallTable, report: MoveReport) -> None:
     """Copy a small table (what the target lacks), then compare both sides as sets of rows."""
+    table, columns = small.name, small.columns
     with source.read() as conn:
         rows = _rows(conn, table, columns)
     if rows:
@@ -465,7 +480,7 @@ def _copy_simple(source: Storage, target: Storage, table: str, columns: Sequence
         missing = len(rows - _rows(conn, table, columns))
     if missing:
         report.differences.append(f"{table}: {missing} row(s) differ on the target")
-    setattr(report, "guild_settings" if table == "guild_settings" else "overlay_links", len(rows))
+    setattr(report, small.counted_as, len(rows))
 
 
 def report_json(report: MoveReport) -> str:

@@ -8,6 +8,9 @@ Order of sources (each answer names the one used):
 3. the linked complete datasheet's stored unit (a seed page without a loadout, like the Stompa's);
 4. otherwise one model type, every model with the profile table's first profile and no known loadout,
    stated as assumptions.
+
+Feel No Pain is read from an ability only when it is unconditional ("Feel No Pain 5+"), never from
+abilities with conditions ("While this model is leading a unit ..."); see docs/rules-notes.md.
 """
 
 from __future__ import annotations
@@ -18,6 +21,11 @@ from typing import Any
 
 from bot.units.model import Carried, ModelType, Profile, Unit, norm
 
+_FNP_NAME = re.compile(r"^\s*feel no pain\s*(\d)\+\s*$", re.IGNORECASE)
+_FNP_TEXT = re.compile(r"^\s*(\d)\+\s*\.?\s*$")
+_FNP_MORTAL_NAME = re.compile(
+    r"^\s*feel no pain\s*(\d)\+\s*(?:\(|against |vs\.? )\s*mortal wounds\)?\s*$", re.IGNORECASE
+)
 _COMPOSITION = re.compile(r"^\W*(\d+)(?:\s*[-–]\s*(\d+))?\s+(.+?)\W*$")
 _EQUIPPED = re.compile(
     r"^\W*(?:the|every|each|this|these|all)?\s*(.+?)\s+(?:is|are|models? (?:is|are))\s+equipped with:?\s*(.+?)\.?$",
@@ -166,6 +174,27 @@ def fallback(name: str, edition: str, source: str, data: dict[str, Any], fnp: tu
                 leads=_leader_names(data.get("leader")), keywords=tuple(keywords), assumptions=tuple(notes))
 
 
+def feel_no_pain(abilities: list[dict[str, Any]]) -> tuple[int | None, int | None]:
+    """(FNP, FNP vs mortal wounds) from unconditional abilities only; (None, None) when unsure."""
+    general = mortal = None
+    for ability in abilities:
+        name = str(ability.get("name", ""))
+        text = str(ability.get("text", ""))
+        if match := _FNP_MORTAL_NAME.match(name):
+            value = int(match.group(1))
+            mortal = value if mortal is None else min(mortal, value)
+            continue
+        match = _FNP_NAME.match(name)
+        if match is None and name.strip().lower() == "feel no pain":
+            match = _FNP_TEXT.match(text)
+        if match:
+            value = int(match.group(1))
+            general = value if general is None else min(general, value)
+    if general is not None and mortal is not None and mortal >= general:
+        mortal = None  # the general value already covers mortal wounds at least as well
+    return general, mortal
+
+
 def unit_for(entry: Any, linked: Any | None = None) -> Unit:
     """The unit as fielded for catalog datasheet `entry` (`linked`: its complete datasheet, if any)."""
     data = entry.data or {}
@@ -176,8 +205,6 @@ def unit_for(entry: Any, linked: Any | None = None) -> Unit:
 
 
 def _unit_for(entry: Any, linked: Any | None, data: dict[str, Any]) -> Unit:
-    from bot.sim.requests import feel_no_pain  # the FNP reading shared with /sim custom's words
-
     fnp = feel_no_pain(data.get("abilities") or [])
     if data.get("unit"):
         return Unit.from_json({**data["unit"], "weapons": data.get("weapons") or []})

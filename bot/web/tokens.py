@@ -17,6 +17,7 @@ from pathlib import Path
 
 from bot.storage import open_storage
 from bot.storage.base import Storage
+from bot.storage.registry import SmallTable, StoredFeature, register
 
 TOKEN_BYTES = 32
 TOKEN_PATTERN = re.compile(r"[A-Za-z0-9_-]{43}")
@@ -113,3 +114,7 @@ class OverlayTokens:
     def close(self) -> None:
         if self._owned:
             self._storage.close()
+
+
+register(StoredFeature(__name__, order=2, open=OverlayTokens, small_tables=(
+    SmallTable("overlay_tokens", ("token_hash", "game_id", "channel_id", "created_by", "created_at"), "overlay_links"),)))

@@ -8,8 +8,8 @@ from bot.sim.requests import (
     SimOptions,
     build_request,
     engine_weapon,
-    feel_no_pain,
 )
+from bot.units.build import feel_no_pain
 
 
 def w(name: str, kind: str = "ranged", **extra) -> dict:
