@@ -40,6 +40,9 @@ def _ids(text: str) -> list[int]:
     return ids
 
 
+_INIT_HELP = "make a new state database over an empty (0-byte) file, which is otherwise refused"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bot", description="Cogitator, a Warhammer 40,000 Discord bot.")
     sub = parser.add_subparsers(dest="command")
@@ -47,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="connect to Discord (or open the console when DISCORD_TOKEN is unset)")
     run.add_argument("--shard-ids", type=_ids, help="comma-separated shard ids this process runs, e.g. 0,1")
     run.add_argument("--shard-count", type=int, help="total number of shards across all processes")
+    run.add_argument("--init", action="store_true", help=_INIT_HELP)
     run.set_defaults(func=cmd_run)
 
     console = sub.add_parser("console", help="answer slash commands typed on standard input, offline")
@@ -54,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     console.add_argument("--user", type=int, help="the user id typing (default 111)")
     console.add_argument("--channel", type=int, help="the channel id (default 1001)")
     console.add_argument("--guild", type=int, help="the guild id (default 501; 0 for direct messages)")
+    console.add_argument("--init", action="store_true", help=_INIT_HELP)
     console.set_defaults(func=cmd_console)
 
     for name in _CLI_MODULES:
@@ -73,7 +78,7 @@ def _quiet_console_logs() -> None:
         logging.getLogger().setLevel(logging.WARNING)
 
 
-def _check_storage(settings: Settings) -> int | None:
+def _check_storage(settings: Settings, init: bool = False) -> int | None:
     """Start-up check of the state database (bot.storage.check): None when usable, else exit code 2
     after one line on stderr naming the path and the cause."""
     from bot.storage.check import StorageError, check_postgres, check_state_database
@@ -82,7 +87,7 @@ def _check_storage(settings: Settings) -> int | None:
         if settings.database_url:
             check_postgres(settings.database_url)
         else:
-            check_state_database(settings.db_path)
+            check_state_database(settings.db_path, init=init)
     except StorageError as error:
         print(f"cogitator: {error}", file=sys.stderr)
         return 2
@@ -92,7 +97,7 @@ def _check_storage(settings: Settings) -> int | None:
 def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
     from bot.console.terminal import run_console
 
-    if (code := _check_storage(settings)) is not None:
+    if (code := _check_storage(settings, getattr(args, "init", False))) is not None:
         return code
     _quiet_console_logs()
     return asyncio.run(run_console(
@@ -102,7 +107,7 @@ def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
-    if (code := _check_storage(settings)) is not None:
+    if (code := _check_storage(settings, getattr(args, "init", False))) is not None:
         return code
     if not settings.token:
         from bot.console.terminal import run_console

@@ -6,13 +6,17 @@ evolve their tables independently inside one file.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import importlib
+import os
 import sqlite3
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from bot.storage.base import split_statements
+from bot.storage.partials import partial_path
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -53,6 +57,8 @@ def connect(path: Path | str, *, check_same_thread: bool = False) -> sqlite3.Con
     """
     if str(path) != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
+        if not os.path.lexists(path):
+            _create(Path(path))
     conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=check_same_thread,
                            timeout=BUSY_TIMEOUT_MS / 1000)
     conn.row_factory = sqlite3.Row
@@ -61,6 +67,35 @@ def connect(path: Path | str, *, check_same_thread: bool = False) -> sqlite3.Con
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
     return conn
+
+
+def _create(path: Path) -> None:
+    """Make a new, empty WAL database at `path` that appears there complete or not at all.
+
+    SQLite creates a file empty and writes its header later, so a second process starting on the same
+    new path could see a 0-byte file, which the start-up check refuses (an empty state database can only
+    be a truncated one). Here the file is made under a partial name and hard-linked into place; if another
+    process linked its own first, that one is used. A file system without hard links gets the plain way."""
+    partial = partial_path(path)
+    _remove_with_side_files(partial)  # a leftover of a killed process that had our PID
+    try:
+        with contextlib.closing(sqlite3.connect(partial)) as conn:
+            conn.execute("PRAGMA journal_mode = WAL")  # writes the header: the file is no longer empty
+        try:
+            os.link(partial, path)
+        except FileExistsError:
+            pass  # another process made it first, the same way
+        except OSError as error:
+            if error.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
+                raise
+    finally:
+        _remove_with_side_files(partial)
+
+
+def _remove_with_side_files(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{path}{suffix}")
 
 
 def _enable_wal(conn: sqlite3.Connection) -> None:

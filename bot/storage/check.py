@@ -90,13 +90,36 @@ def _free_bytes(path: Path) -> int | None:
     return st.f_bavail * st.f_frsize
 
 
-def check_state_database(path: Path) -> dict[str, int]:
+def _empty_file(path: Path, init: bool) -> None:
+    """A 0-byte file at the state database's path is refused: this code never leaves one (bot.db makes a
+    new database complete under another name first), so it is a truncated database or someone else's
+    file, and taking it as a new database would silently start from nothing. `--init` makes a new one."""
+    try:
+        if path.stat().st_size != 0:
+            return
+    except FileNotFoundError:
+        return
+    if not init:
+        raise StorageError(f"the state database {path} cannot be used: the file is empty (0 bytes), so it was "
+                           "truncated or made by something else; restore a backup (`python -m bot restore`), "
+                           "or start once with --init to make a new, empty database there")
+    wal = path.with_name(path.name + "-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        raise StorageError(f"the state database {path} cannot be used: the file is empty but {wal.name} beside "
+                           "it holds data; restore a backup (`python -m bot restore`)")
+    for stale in (wal, path.with_name(path.name + "-shm"), path):
+        stale.unlink(missing_ok=True)
+
+
+def check_state_database(path: Path, *, init: bool = False) -> dict[str, int]:
     """Open, migrate, write-probe and quick-check the state database; return the schema versions.
+    `init`: an empty (0-byte) file at `path` is replaced by a new database instead of refused.
 
     Raises StorageError (one line: path + cause) for every failure."""
     path = Path(path)
     conn: sqlite3.Connection | None = None
     try:
+        _empty_file(path, init)
         conn = db.connect(path)
         versions = {ns: db.apply_migrations(conn, ns, migrations) for ns, migrations in db.state_schemas().items()}
         _probe_write(conn)

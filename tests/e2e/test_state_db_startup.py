@@ -192,3 +192,44 @@ def test_a_good_database_starts(tmp_path: Path) -> None:
     make_game_db(path)
     p = bot(["console", "--json"], path, tmp_path)
     assert p.returncode == 0, p.stderr
+
+
+@pytest.mark.parametrize("command", [["run"], ["console"]])
+def test_an_empty_file_is_refused_unless_init(tmp_path: Path, command: list[str]) -> None:
+    path = tmp_path / "state.db"
+    path.write_bytes(b"")
+    assert_refused(bot(command, path, tmp_path), path, "empty (0 bytes)", "--init", "restore")
+    assert path.stat().st_size == 0, "the evidence is left as it was"
+    p = bot([*command, "--init"], path, tmp_path)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM games").fetchone() == (0,)
+    assert bot(command, path, tmp_path).returncode == 0, "a database made by --init is used as it is"
+
+
+def _start_on(path: str, barrier) -> str:  # noqa: ANN001 - a multiprocessing Barrier
+    """One process's start-up check, released together with the others' (a worker of the test below)."""
+    from bot.storage.check import StorageError, check_state_database
+
+    barrier.wait()
+    try:
+        check_state_database(Path(path))
+    except StorageError as error:
+        return str(error)
+    return "ok"
+
+
+def test_processes_starting_together_on_a_new_path_all_start(tmp_path: Path) -> None:
+    """The shards' race that failed CI once: several processes create the same new database at the same
+    moment; none may see another's half-made (empty) file and refuse it."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    processes = 6
+    with context.Manager() as manager, context.Pool(processes) as pool:
+        for round_ in range(8):
+            barrier = manager.Barrier(processes)
+            path = tmp_path / f"round{round_}" / "state.db"
+            results = pool.starmap(_start_on, [(str(path), barrier)] * processes)
+            assert results == ["ok"] * processes, results
+            assert sorted(p.name for p in path.parent.iterdir()) == ["state.db"], "no partial file is left"
