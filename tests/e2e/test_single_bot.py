@@ -333,3 +333,22 @@ def test_zz_nothing_the_bot_sent_was_rejected_or_could_ping(single: Single) -> N
     log = bot.log_path.read_text(errors="replace")
     assert log.strip() and fake.token not in log
     assert fake.token.split(".")[-1] not in log  # not even the secret part
+
+
+def test_army_lists_are_refused_or_read_in_the_list_worker(single: Single) -> None:
+    """Issue 19: the audit's 4.8 MB list, uploaded as a file and downloaded by the bot, is refused at once
+    by its line count; a real list is then read (in the list worker) and stored. No traceback anywhere."""
+    from tests.fuzz import hostile_lists
+
+    fake, bot = single
+    channel = fake.guilds[fake.default_guild_id].channel_id + 77
+    fake.slash("game start", {"opponent": 222, "edition": "11e", "faction": "Leagues of Votann",
+                              "opponent_faction": "Orks"}, channel_id=channel)
+    name, flood = hostile_lists.boyz_flood()
+    record = fake.slash("army import", {"file": (name, flood)}, channel_id=channel, timeout=60)
+    assert "more than 3,000 lines; the limit is 3,000" in record.text(), dump_on_failure(bot)
+    assert record.messages()[-1].get("flags", 0) & EPHEMERAL
+    real = hostile_lists.fixture("votann_gw_app.txt")
+    record = fake.slash("army import", {"file": ("list.txt", real)}, channel_id=channel, timeout=60)
+    assert "imports a Leagues of Votann army: 9 units" in record.text(), dump_on_failure(bot)
+    assert "Traceback" not in bot.log_path.read_text(errors="replace")

@@ -14,6 +14,7 @@ What is implemented (the parts of Discord discord.py uses for this bot):
   acknowledged" errors and `with_response` bodies
 - webhook follow-ups (`POST /webhooks/{app}/{token}`), `GET/PATCH/DELETE .../messages/{id|@original}`,
   JSON or multipart with attachments
+- the CDN: files users attach to a command (`GET /attachments/upload/{id}/{name}`)
 - rate limits on demand: the next N matching requests get 429 with `retry_after`
 """
 
@@ -202,6 +203,7 @@ class FakeDiscord:
         self._runner: web.AppRunner | None = None
         self._changed: asyncio.Condition | None = None
         self.port = 0
+        self.uploads: dict[str, bytes] = {}  # attachment id -> the bytes a user attached to a command
 
     # ------------------------------------------------------------------ lifecycle (test thread)
     def start(self) -> FakeDiscord:
@@ -303,11 +305,19 @@ class FakeDiscord:
         app.router.add_get("/gateway", self._gateway)
         app.router.add_get("/gateway-resume", self._gateway)
         app.router.add_route("*", API + "/{tail:.*}", self._rest)
+        app.router.add_get("/attachments/upload/{id}/{name}", self._upload)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
         self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    async def _upload(self, request: web.Request) -> web.StreamResponse:
+        """The CDN: a file a user attached to a command (what `Attachment.read()` downloads)."""
+        data = self.uploads.get(request.match_info["id"])
+        if data is None:
+            return web.json_response({"message": "Unknown attachment", "code": 0}, status=404)
+        return web.Response(body=data, content_type="application/octet-stream")
 
     async def _shutdown(self) -> None:
         for session in self.sessions.values():
@@ -781,6 +791,15 @@ class FakeDiscord:
             value = str(uid)
         elif kind == 7:
             value = str(int(value))
+        elif kind == 11:  # an attachment: (file name, bytes), uploaded as the client does, served on /attachments
+            filename, data = value
+            attachment_id = str(P.snowflake())
+            self.uploads[attachment_id] = bytes(data)
+            url = f"{self.base_url}/attachments/upload/{attachment_id}/{filename}"
+            resolved.setdefault("attachments", {})[attachment_id] = {
+                "id": attachment_id, "filename": filename, "size": len(data), "url": url, "proxy_url": url,
+                "content_type": "application/octet-stream", "ephemeral": True}
+            value = attachment_id
         if kind in (4, 10) and (spec.get("min_value") is not None and value < spec["min_value"]
                                 or spec.get("max_value") is not None and value > spec["max_value"]):
             raise FakeDiscordError(f"/{path}: {name}={value} outside [{spec.get('min_value')}, {spec.get('max_value')}]")

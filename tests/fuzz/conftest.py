@@ -30,6 +30,7 @@ def fuzz(tmp_path_factory: pytest.TempPathFactory, shared_data_dir: Path) -> Ite
             yield harness
         finally:
             root.removeHandler(harness.records)
-            print(f"\nfuzz replies by kind: {dict(harness.kinds.most_common())}")
+            print(f"\nfuzz console lines: {harness.lines}")
+            print(f"fuzz replies by kind: {dict(harness.kinds.most_common())}")
             print("fuzz outcomes: " + ", ".join(f"{name} {dict(c)}" for name, c in sorted(harness.outcomes.items())))
             runner.run(session.close())

@@ -144,6 +144,7 @@ class Fuzz:
         self.used: set[str] = set()  # qualified names of commands that reached the bot
         self.kinds: Counter[str] = Counter()  # reply kinds seen (how much reached the bot), for the summary
         self.outcomes: defaultdict[str, Counter[str]] = defaultdict(Counter)  # command -> done / refused
+        self.lines = 0  # console lines sent (commands, clicks, forms, autocomplete), for the summary
         self._next_place = 0
         self.files = _attachment_files(workdir)
         self._offered: dict[str, str] = {}  # option -> the autocomplete value drawn for it (this line)
@@ -173,6 +174,7 @@ class Fuzz:
 
     async def send(self, place: Place, line: str, *, user: int | None = None) -> list[Reply]:
         place.lines.append(f"[{user or self.session.user_id}] {line[:300]}")
+        self.lines += 1
         replies = await self.session.send(line, user=user)
         self.kinds.update(r.kind + (" ephemeral" if r.ephemeral else "") for r in replies)
         self.check(place, replies)
@@ -183,6 +185,7 @@ class Fuzz:
 
     async def click(self, place: Place, custom_id: str, values: list[str] | None, user: int) -> list[Reply]:
         place.lines.append(f"[{user}] click {custom_id} {values or ''}")
+        self.lines += 1
         replies = await self.session.click(custom_id, values=values, user=user)
         self.kinds.update(f"{r.kind} (click)" for r in replies)
         self.check(place, replies)
@@ -190,6 +193,7 @@ class Fuzz:
 
     async def submit(self, place: Place, fields: dict[str, str], user: int) -> list[Reply]:
         place.lines.append(f"[{user}] submit {({k: v[:80] for k, v in fields.items()})}")
+        self.lines += 1
         replies = await self.session.submit(fields, user=user)
         self.kinds.update(f"{r.kind} (form)" for r in replies)
         self.check(place, replies)
@@ -198,6 +202,7 @@ class Fuzz:
     async def complete(self, place: Place, line: str, focused: str, user: int | None = None) -> list[dict[str, Any]]:
         """The bot's autocomplete answer for `focused` on this partial line ([] when the client refuses it)."""
         place.lines.append(f"[{user or self.session.user_id}] complete {focused} on {line[:200]}")
+        self.lines += 1
         try:
             choices = await self.session.autocomplete(line, focused, user=user)
         except ConsoleInputError:
