@@ -30,7 +30,7 @@ from bot.catalog.importers.common import (
     shown,
     weapon_line,
 )
-from bot.catalog.importers.seeds import title_case
+from bot.catalog.importers.seed_lines import title_case
 from bot.catalog.markdown import html_to_markdown
 from bot.catalog.model import CatalogImportError, Entry, make_id, slug
 

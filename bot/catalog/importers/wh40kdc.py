@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.catalog.importers.common import sheet_text, weapon_line
-from bot.catalog.importers.seeds import title_case
+from bot.catalog.importers.seed_lines import title_case
 from bot.catalog.model import DETACHMENT_SCOPE, Entry, make_id, slug
 from bot.units import wh40kdc as units_loader
 from bot.units.wh40kdc_weapons import apply_overrides, convert_weapon, load_overrides
