@@ -41,7 +41,7 @@ FLOORS: list[tuple[str, list[tuple[str, list[str]]]]] = [
                          ("storage", ["bot.db", "bot.storage", "bot.storage.*"])]),
     ("engine and base", [("engine", ["engine", "engine.*"]),
                          ("base", ["bot", "bot.errors", "bot.config", "bot.longlived", "bot.logging_setup",
-                                   "bot.endpoints", "bot.background", "bot.masking"])]),
+                                   "bot.endpoints", "bot.background", "bot.masking", "bot.admission"])]),
 ]
 
 
