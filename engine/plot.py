@@ -6,8 +6,10 @@ Discord's dark theme.
 
 It is drawn with Pillow directly (rectangles, lines and FreeType text), not with matplotlib's artist
 machinery: one chart is a dozen bars and twenty labels, and matplotlib spent ~90 ms of CPU per /sim
-answer laying out text objects, against ~5 ms here (bench/bench_sim.py prints both). The fonts are the
-DejaVu faces matplotlib ships, so the look did not change. Each thread keeps its own font objects
+answer laying out text objects, against ~5 ms here (bench/bench_sim.py prints both). Nor does it load
+matplotlib for the rest: the DejaVu faces it used ship in engine/fonts (their licence next to them) and
+engine/ticks.py places the y ticks as its MaxNLocator did, so the chart is pixel-identical to the
+matplotlib-era one (tests/sim/test_plot_reference.py). Each thread keeps its own font objects
 (FreeType faces are not shared between threads); a test checks that charts drawn in parallel threads
 are byte-identical to serial ones.
 """
@@ -20,9 +22,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-from matplotlib.ticker import MaxNLocator
 from PIL import Image, ImageDraw, ImageFont
+
+from engine.ticks import nice_ticks
 
 WIDTH, HEIGHT = 800, 450
 PX_PER_PT = 125 / 72  # the chart was designed at 125 dpi; font sizes below are in points
@@ -43,7 +45,7 @@ LEFT, RIGHT, TOP, BOTTOM = 68, 788, 58, 360
 # five die does not squeeze the chart into the left quarter; P(wipe) is still printed in the title.
 NEGLIGIBLE = 5e-4
 
-_FONT_DIR = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
+_FONT_DIR = Path(__file__).resolve().parent / "fonts"
 _fonts = threading.local()
 
 
@@ -110,7 +112,7 @@ def plot_models_killed(result: dict[str, Any], *, title: str | None = None) -> b
     draw = ImageDraw.Draw(image)
 
     # Horizontal grid lines with percentage labels; none above the tallest bar (or above 100%).
-    ticks = [t for t in MaxNLocator(nbins=4).tick_values(0, top) if 0 <= t <= min(1.0, top * 1.05)]
+    ticks = [t for t in nice_ticks(top) if 0 <= t <= min(1.0, top * 1.05)]
     decimals = 0 if all(abs(t * 100 - round(t * 100)) < 1e-9 for t in ticks) else 1
     small = _font(10)
     for t in ticks:

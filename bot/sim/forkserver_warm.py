@@ -1,6 +1,6 @@
 """Imported only by the simulation pool's forkserver (bot.sim.pool), never by the bot itself.
 
-Importing it warms numpy, the engine and matplotlib (fonts, caches) once, in the forkserver, so every
+Importing it warms numpy, the engine and the chart's fonts once, in the forkserver, so every
 worker forked from it starts warm and shares those pages copy-on-write with its siblings.
 """
 

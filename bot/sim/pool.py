@@ -15,8 +15,8 @@ What can still go wrong, and what happens:
 - a request runs past its time: the worker's own alarm stops it (`worker.compute`); if the worker does
   not answer `GRACE_S` later (stuck inside C code) its process is killed, as above.
 
-Warm-pool overhead: a forkserver (not fork from the bot's threaded event loop) imports numpy, the
-engine and matplotlib and draws one chart before it forks any worker (bot.sim.forkserver_warm), so a
+Warm-pool overhead: a forkserver (not fork from the bot's threaded event loop) imports numpy and the
+engine and draws one chart before it forks any worker (bot.sim.forkserver_warm), so a
 worker starts in milliseconds, already warm, sharing those pages copy-on-write. Only the request dict
 and the result (dict + PNG bytes) cross the process boundary.
 """

@@ -5,7 +5,7 @@ its estimate is ever wrong, a thread would grow the bot's own process until the 
 every server (the service runs under MemoryMax=768M). In a worker process under an address-space
 limit (bot.sim.pool) the same request fails alone with "too large to compute exactly, try
 `method: montecarlo`", a worker that dies is replaced, and a runaway job can be stopped. The pool is
-warm (forkserver with numpy, the engine and matplotlib loaded), so a typical /sim costs only the
+warm (forkserver with numpy and the engine loaded), so a typical /sim costs only the
 pickling of its request and its result more than in a thread.
 
 The limits:
@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     from bot.sim.pool import SimPool
 
 WORKERS = 2
-# Address space per worker process (RLIMIT_AS). A warm worker maps ~190 MB (Python, numpy, matplotlib;
-# ~60 MB of it resident), so 384 MB lets a request grow it by ~195 MB: room for the 128 MB of arrays the
+# Address space per worker process (RLIMIT_AS). A warm worker maps ~130 MB (Python, numpy, the engine;
+# ~30 MB of it resident), so 384 MB lets a request grow it by ~250 MB: room for the 128 MB of arrays the
 # engine's estimate admits (engine.limits) and the plot. Filled to its limit a worker is ~265 MB resident,
 # so two of them, the forkserver (~70 MB) and the bot (~150 MB with the full catalog) fit in the unit's
 # MemoryMax=768M (docs/operations.md, "Simulation workers").

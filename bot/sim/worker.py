@@ -28,7 +28,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-# A tiny request that touches the engine's caches and, with a plot, matplotlib's fonts.
+# A tiny request that touches the engine's caches and, with a plot, the chart's fonts.
 WARM_REQUEST: dict[str, Any] = {
     "volley": [{"weapon": {"attacks": 2, "skill": 3, "strength": 4, "damage": 1}}],
     "target": {"models": 2, "toughness": 4, "save": 3, "wounds": 2},
