@@ -31,7 +31,7 @@ from bot.armies.model import Army
 from bot.armies.parse import dataset, for_edition, read_army
 
 WORKERS = 1  # real lists take milliseconds; the cap and the admission below bound the rest
-# Address space of the list worker: a warm worker maps ~200 MB (Python, numpy and matplotlib from the shared
+# Address space of the list worker: a warm worker maps ~200 MB (Python and numpy from the shared
 # forkserver, ~80 MB of dataset); the largest list within the limits needs far less than the rest
 # (bench/bench_hostile_lists.py).
 WORKER_MB = 512
