@@ -158,7 +158,8 @@ class Sim(commands.Cog):
             description = replace(description, notes=[*description.notes, *notes])
         await interaction.response.defer(thinking=True)
         try:
-            result, png = await self.services.simulation.run(request)
+            result, png = await self.services.simulation.run(request, user=interaction.user.id,
+                                                             guild=interaction.guild_id)
         except Exception:
             # After a public deferral the first follow-up would replace "thinking…" publicly; delete it
             # so the central handler's follow-up is ephemeral like every other error.

@@ -20,12 +20,11 @@ process instead (COGITATOR_SIM_WORKERS=0), with every limit but the address-spac
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
-from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, Protocol
 
+from bot.admission import CallerLimits, Words
 from bot.armies.errors import ListError
 from bot.armies.model import Army
 from bot.armies.parse import dataset, for_edition, read_army
@@ -70,15 +69,12 @@ class ArmyReader:
         self._pool: WorkerPool | None = None
         self._lock = threading.Lock()
         self._start_lock = threading.Lock()
-        self._users: Counter[int | None] = Counter()
-        self._guilds: Counter[int | None] = Counter()
-        self._pending = 0
+        self.limits = CallerLimits(per_user=PER_USER, per_guild=PER_GUILD, total=MAX_PENDING, words=Words(
+            user="Your previous army list is still being read: wait for its answer, then import again.",
+            guild=f"{PER_GUILD} army lists are being read in this server right now: wait a few seconds, then "
+                  "import again.",
+            total=f"The bot is reading {MAX_PENDING} army lists right now: wait a few seconds, then import again."))
         self._closed = False
-
-    @property
-    def pending(self) -> int:
-        """Lists being read right now (tests, the benchmark)."""
-        return self._pending
 
     @property
     def pool(self) -> WorkerPool | None:
@@ -97,38 +93,14 @@ class ArmyReader:
                     self._pool = pool
                 pool.start()
 
-    @contextlib.contextmanager
-    def _admitted(self, user: int | None, guild: int | None) -> Iterator[None]:
-        with self._lock:
-            if self._closed:
-                raise ListError("The bot is shutting down; import the list again in a moment.")
-            if user is not None and self._users[user] >= PER_USER:
-                raise ListError("Your previous army list is still being read: wait for its answer, then import "
-                                "again.")
-            if guild is not None and self._guilds[guild] >= PER_GUILD:
-                raise ListError(f"{PER_GUILD} army lists are being read in this server right now: wait a few "
-                                "seconds, then import again.")
-            if self._pending >= MAX_PENDING:
-                raise ListError(f"The bot is reading {MAX_PENDING} army lists right now: wait a few seconds, then "
-                                "import again.")
-            self._pending += 1
-            self._users[user] += 1
-            self._guilds[guild] += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._pending -= 1
-                self._users[user] -= 1
-                self._guilds[guild] -= 1
-                self._users += Counter()  # drop the zeros: the counters stay as small as the work in flight
-                self._guilds += Counter()
-
     async def read(self, data: bytes, *, filename: str | None, edition: str, catalog: Any = None,
                    user: int | None = None, guild: int | None = None) -> Army:
-        """The army in `data` for a game of `edition`, read in the worker; ListError when it cannot be read,
-        is over a limit, or this user, server or the bot already has as many lists in reading as allowed."""
-        with self._admitted(user, guild):
+        """The army in `data` for a game of `edition`, read in the worker; ListError when it cannot be read or
+        is over a limit, UserError when this user, server or the bot already has as many lists in reading as
+        allowed (bot.admission)."""
+        if self._closed:
+            raise ListError("The bot is shutting down; import the list again in a moment.")
+        with self.limits.admit(user, guild):
             army = await self._read(data, filename, edition)
         return await asyncio.to_thread(for_edition, army, catalog)
 

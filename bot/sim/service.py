@@ -12,8 +12,9 @@ The limits:
 - `COGITATOR_SIM_WORKERS` processes (default 2: the host has 2 cores) compute at once, each capped
   at `COGITATOR_SIM_WORKER_MB` of address space (default 384 MB; docs/operations.md sizes it);
   `COGITATOR_SIM_WORKERS=0` computes in threads of the bot's own process instead, without that cap;
-- at most `MAX_PENDING` requests are admitted (running plus queued); the next one gets a "busy, try
-  again" UserError straight away instead of waiting in an unbounded queue;
+- at most `MAX_PENDING` requests are admitted (running plus queued), at most `PER_USER` of one user and
+  `PER_GUILD` of one server (bot.admission); the next one gets a "busy, wait" UserError straight away
+  instead of waiting in an unbounded queue;
 - a request still unfinished after `TIMEOUT_S` is answered with a UserError; in a worker process it is
   stopped (its worker killed if need be), in a thread it finishes in the background and still counts
   against `MAX_PENDING` until it does;
@@ -28,6 +29,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from bot.admission import CallerLimits, Words
 from bot.errors import UserError
 from bot.sim.compute import compute, prepare
 
@@ -42,6 +44,8 @@ WORKERS = 2
 # MemoryMax=768M (docs/operations.md, "Simulation workers").
 WORKER_MB = 384
 MAX_PENDING = 8
+PER_USER = 2  # simulations one user may have running at once (bot.admission)
+PER_GUILD = 4  # and one server
 TIMEOUT_S = 30.0
 
 def _too_large(request: dict[str, Any]) -> UserError:
@@ -76,6 +80,11 @@ class SimulationService:
         self._lock = threading.Lock()
         self._start_lock = threading.Lock()
         self._admitted = 0
+        self.callers = CallerLimits(per_user=PER_USER, per_guild=PER_GUILD, total=MAX_PENDING, words=Words(
+            user=f"You have {PER_USER} simulations running: wait for their answers, then try again.",
+            guild=f"{PER_GUILD} simulations are running in this server right now: wait a few seconds, then try "
+                  "again.",
+            total=f"The simulator is busy ({MAX_PENDING} simulations in progress); try again in a few seconds."))
         self._closed = False
 
     @property
@@ -118,9 +127,16 @@ class SimulationService:
             self._admitted -= 1
 
     async def run(
-        self, request: dict[str, Any], *, plot_title: str | None = None, with_plot: bool = True
+        self, request: dict[str, Any], *, plot_title: str | None = None, with_plot: bool = True,
+        user: int | None = None, guild: int | None = None,
     ) -> tuple[dict[str, Any], bytes]:
-        """Simulate `request` (contract 1) and draw its models-killed chart, without blocking the loop."""
+        """Simulate `request` (contract 1) and draw its models-killed chart, without blocking the loop.
+        `user` and `guild` (the caller) may have at most PER_USER and PER_GUILD simulations running."""
+        with self.callers.admit(user, guild):
+            return await self._run(request, plot_title, with_plot)
+
+    async def _run(self, request: dict[str, Any], plot_title: str | None,
+                   with_plot: bool) -> tuple[dict[str, Any], bytes]:
         self._admit()
         if self._threads is not None:
             return await self._run_in_thread(request, plot_title, with_plot)

@@ -14,6 +14,7 @@ from bot.armies import reader as reader_module
 from bot.armies.errors import ListError
 from bot.armies.reader import ArmyReader, warm_worker
 from bot.console.session import ConsoleSession
+from bot.errors import UserError
 from bot.sim.pool import SimPool
 from tests.armies.test_limits import NAMES_A_LIMIT
 from tests.fuzz import hostile_lists
@@ -40,7 +41,7 @@ async def test_a_list_is_read_in_a_worker_process(reader: ArmyReader, tmp_path: 
         await reader.read((tmp_path / name).read_bytes(), filename=name, edition="11e", user=1)
     with pytest.raises(ListError, match="nests deeper than 64 levels"):
         await reader.read(hostile_lists.listforge_deep()[1], filename=None, edition="11e", user=1)
-    assert reader.pending == 0  # every refusal released its place
+    assert reader.limits.in_flight == 0  # every refusal released its place
     again = await reader.read((FIXTURES / "orks_newrecruit.json").read_bytes(), filename="list.json", edition="10e")
     assert again.edition == "10e" and any("10e datasheet" in d.message for d in again.diagnostics)
 
@@ -51,26 +52,26 @@ async def test_a_list_that_outgrows_its_worker_fails_alone() -> None:
     try:
         with pytest.raises(ListError, match="needed more than"):
             await tight.read((FIXTURES / "votann_gw_app.txt").read_bytes(), filename=None, edition="11e")
-        assert tight.pending == 0
+        assert tight.limits.in_flight == 0
     finally:
         tight.close()
 
 
 async def test_one_list_per_user_and_two_per_server_at_a_time(reader: ArmyReader) -> None:
     data = (FIXTURES / "orks_gw_wtc.txt").read_bytes()
-    with reader._admitted(user=1, guild=10):
-        with pytest.raises(ListError, match="Your previous army list is still being read"):
+    with reader.limits.admit(user=1, guild=10):
+        with pytest.raises(UserError, match="Your previous army list is still being read"):
             await reader.read(data, filename=None, edition="11e", user=1, guild=11)
         assert len((await reader.read(data, filename=None, edition="11e", user=2, guild=10)).units) == 7
-        with reader._admitted(user=2, guild=10), pytest.raises(ListError, match="2 army lists are being read in "
+        with reader.limits.admit(user=2, guild=10), pytest.raises(UserError, match="2 army lists are being read in "
                                                                                 "this server"):
             await reader.read(data, filename=None, edition="11e", user=3, guild=10)
     with contextlib.ExitStack() as stack:
         for i in range(reader_module.MAX_PENDING):
-            stack.enter_context(reader._admitted(user=1000 + i, guild=2000 + i))
-        with pytest.raises(ListError, match=f"reading {reader_module.MAX_PENDING} army lists right now"):
+            stack.enter_context(reader.limits.admit(user=1000 + i, guild=2000 + i))
+        with pytest.raises(UserError, match=f"reading {reader_module.MAX_PENDING} army lists right now"):
             await reader.read(data, filename=None, edition="11e", user=99, guild=99)
-    assert reader.pending == 0
+    assert reader.limits.in_flight == 0
     assert len((await reader.read(data, filename=None, edition="11e", user=1, guild=10)).units) == 7
 
 

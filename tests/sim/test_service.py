@@ -113,3 +113,24 @@ def test_prepare_suggests_monte_carlo_only_for_size_refusals() -> None:
 )
 def test_describe_field(path: str, words: str | None) -> None:
     assert describe_field(path) == words
+
+
+async def test_at_most_two_simulations_per_user_and_four_per_server_at_a_time() -> None:
+    """Issue 19: one user cannot hold every worker; the next simulation is told to wait, not queued."""
+    from bot.sim.service import PER_GUILD, PER_USER
+
+    service = SimulationService(workers=0)
+    try:
+        with service.callers.admit(1, 10), service.callers.admit(1, 10):
+            with pytest.raises(UserError, match=f"You have {PER_USER} simulations running: wait"):
+                await service.run(request(), with_plot=False, user=1, guild=11)
+            result, _ = await service.run(request(), with_plot=False, user=2, guild=10)
+            assert result["models_killed"]
+            with service.callers.admit(2, 10), service.callers.admit(3, 10), pytest.raises(
+                    UserError, match=f"{PER_GUILD} simulations are running in this server"):
+                await service.run(request(), with_plot=False, user=4, guild=10)
+        assert service.callers.in_flight == 0 and service.admitted == 0
+        result, _ = await service.run(request(), with_plot=False, user=1, guild=10)
+        assert result["models_killed"]
+    finally:
+        service.close()
