@@ -36,12 +36,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
+
+log = logging.getLogger("cogitator.catalog")
 
 MANIFEST = "manifest.json"
 FOLDER_PATTERNS = {"wahapedia": "*.csv", "gdc": "*.json"}
@@ -57,18 +61,57 @@ def imports_dir(data_dir: Path) -> Path:
 
 
 def kept_imports(root: Path) -> list[dict]:
+    """The manifest, oldest first. A damaged one (not JSON, not a manifest) is set aside and rebuilt from
+    the kept folders with a warning, so lookups never fail on it; only an unreadable folder raises."""
     path = Path(root) / MANIFEST
     if not path.exists():
         return []
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise KeptImportError(f"cannot read {path}: {exc}") from exc
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise KeptImportError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        return _rebuild_manifest(Path(root), f"not UTF-8 ({exc.reason})")
+    try:
+        doc = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        return _rebuild_manifest(Path(root), f"not JSON ({str(exc)[:80]})")
     imports = doc.get("imports") if isinstance(doc, dict) else None
     if not isinstance(imports, list) or not all(isinstance(e, dict) and isinstance(e.get("id"), str)
                                                 and isinstance(e.get("format"), str) for e in imports):
-        raise KeptImportError(f"{path} is not a kept-imports manifest")
+        return _rebuild_manifest(Path(root), "not a kept-imports manifest")
     return imports
+
+
+def _rebuild_manifest(root: Path, problem: str) -> list[dict]:
+    """Set the damaged manifest aside (`manifest.json.damaged-<time>`) and write one listing every kept
+    import folder, oldest first by the time in its id. What the folders cannot tell (the imported name and
+    source, the datasets) is left blank: replay needs only the format and the files."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+    aside = root / f"{MANIFEST}.damaged-{stamp}"
+    entries = []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        fmt, _, rest = folder.name.partition("-")
+        files = sorted(p for p in folder.iterdir() if p.is_file())
+        if fmt not in FOLDER_PATTERNS or not rest or not files:
+            continue
+        digest = hashlib.sha256()
+        for file in files:
+            digest.update(file.name.encode() + b"\0" + file.read_bytes())
+        # Replayed as a folder: every importer reads a folder of its files (a kept file's folder holds just it).
+        entries.append({"id": folder.name, "format": fmt, "name": folder.name, "kind": "folder",
+                        "files": [f.name for f in files], "bytes": sum(f.stat().st_size for f in files),
+                        "sha256": digest.hexdigest(), "imported_at": "", "source": "", "datasets": []})
+    entries.sort(key=lambda e: e["id"].rsplit("-", 1)[-1])
+    try:
+        os.replace(root / MANIFEST, aside)
+        _write_manifest(root, entries)
+        where = f"set aside as {aside.name}"
+    except OSError as exc:  # a read-only or full disk: answer from the rebuilt list all the same
+        where = f"could not be replaced ({exc.strerror or exc})"
+    log.warning("kept-imports manifest %s was damaged (%s): %s and rebuilt from the %d kept import folder(s)",
+                root / MANIFEST, problem, where, len(entries))
+    return entries
 
 
 def kept_path(root: Path, entry: dict) -> Path:
@@ -151,7 +194,7 @@ def _file_hash(path: Path) -> str:
 
 
 def _write_manifest(root: Path, entries: list[dict]) -> None:
-    tmp = root / (MANIFEST + ".tmp")
+    tmp = root / f".{MANIFEST}.{os.getpid()}-{threading.get_ident()}.tmp"  # one per writer: readers may rebuild
     with open(tmp, "w", encoding="utf-8") as handle:
         json.dump({"version": MANIFEST_VERSION, "imports": entries}, handle, ensure_ascii=False, indent=1)
         handle.flush()

@@ -186,9 +186,28 @@ def test_cli_on_a_corrupt_catalog(data: Path) -> None:
     assert json.loads(lookup.stdout)["results"][0]["id"] == BANNERNOB
 
 
-def test_cli_damaged_manifest_is_one_line(data: Path) -> None:
-    (kept.imports_dir(data) / "manifest.json").write_text("{not json", encoding="utf-8")
-    proc = _cli(["catalog", "info"], data)
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert proc.stderr.startswith("cogitator: catalog ") and len(proc.stderr.strip().splitlines()) == 1
-    assert "manifest.json" in proc.stderr
+@pytest.mark.parametrize("damage", [b"{not json", b"\xff\xfe garbage", b"[]", b'{"imports": 5}', b"[" * 100000])
+def test_a_damaged_manifest_is_set_aside_and_rebuilt_from_the_kept_files(data: Path, damage: bytes) -> None:
+    """The bot's lookups keep answering (a real console process), the damaged file is kept for a look,
+    and a later full rebuild of the catalog still replays both imports."""
+    root = kept.imports_dir(data)
+    ids = [e["id"] for e in kept.kept_imports(root)]
+    (root / "manifest.json").write_bytes(damage)
+    env = dict(os.environ, COGITATOR_DATA=str(data), COGITATOR_DB=str(data / "state.db"))
+    env.pop("DISCORD_TOKEN", None)
+    proc = subprocess.run([sys.executable, "-m", "bot", "console"], input="/rule query:bannernob\n",
+                          capture_output=True, text=True, cwd=REPO, env=env, timeout=300)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr and "Something went wrong" not in proc.stdout
+    assert "Bannernob" in proc.stdout, proc.stdout[-500:]
+    assert "manifest" in proc.stderr and "damaged" in proc.stderr and "rebuilt from the 2" in proc.stderr
+    aside = [p for p in root.iterdir() if p.name.startswith("manifest.json.damaged-")]
+    assert len(aside) == 1 and aside[0].read_bytes() == damage
+    assert [e["id"] for e in kept.kept_imports(root)] == ids, "the same imports, in the same order"
+    info = _cli(["catalog", "info"], data)
+    assert info.returncode == 0 and "kept imports (2" in info.stdout, info.stderr
+    _drop_catalog(data)
+    catalog = _reopen(data)
+    try:
+        assert _has_imports(catalog)
+    finally:
+        catalog.close()
