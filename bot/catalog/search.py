@@ -29,6 +29,8 @@ from rapidfuzz.distance import OSA
 from bot.catalog.known import bare
 from bot.catalog.model import Hit
 from bot.catalog.normalize import normalize, rule_number
+from bot.catalog.shorthand import EMPTY as NO_SHORTHAND
+from bot.catalog.shorthand import Grammar
 from bot.catalog.things import dataset_priority, faction_key, name_key
 
 MAX_QUERY_CHARS = 200  # a longer query is clipped: names are short and FTS gets at most 12 words
@@ -49,6 +51,8 @@ GENERIC_TAILS = ("squad", "battle tank", "battlesuit", "battlesuits")
 MAX_CORRECTED_WORDS = 4
 MAX_READINGS = 12  # readings of one query searched (each is a pass over the name tiers)
 AUTOCOMPLETE_FUZZY_BELOW = 80.0  # autocomplete runs the fuzzy tier only when no name has the typed words
+NUMBER_SCORE = 101.0  # a rule number ("24.33", "rule 13.08") or the rules a shorthand names: above any name
+NUMBER_STEP = 0.5  # each further rule a shorthand names ranks a little lower (a picker, not a confident answer)
 CONFIDENT_SCORE = 88.0
 CONFIDENT_MARGIN = 1.5
 FUZZY_CONFIDENT_SCORE = 68.0
@@ -104,8 +108,9 @@ def load_aliases(path: Path) -> Aliases:
 class SearchIndex:
     """In-memory name index built from `CatalogStore.index_rows()`."""
 
-    def __init__(self, rows: Iterable, aliases: Aliases) -> None:
+    def __init__(self, rows: Iterable, aliases: Aliases, shorthand: Grammar = NO_SHORTHAND) -> None:
         self.aliases = aliases
+        self.shorthand = shorthand
         self.records: list[Record] = []
         self.by_rowid: dict[int, int] = {}
         by_name: dict[str, list[int]] = defaultdict(list)
@@ -291,6 +296,11 @@ class SearchIndex:
         return [(name, score) for name, score, _ in process.extract(q, pool, scorer=fuzz.WRatio, limit=limit,
                                                                    score_cutoff=60)]
 
+    def reading(self, query: str) -> str:
+        """The query with its community shorthand read ("5+++" -> "feel no pain"); the query itself if none."""
+        found = self.shorthand.read(query)
+        return found.text if found is not None else query
+
     def variants(self, q: str) -> list[tuple[str, float]]:
         """Readings of a normalised query, with penalties: the query itself and its alias expansions ("dev
         wounds" -> "devastating wounds"), then the same without rule parameters ("sh1" -> "sustained hits
@@ -396,6 +406,11 @@ class SearchIndex:
         that exist in the wanted kinds/edition are expanded to records, so a one-letter query stays cheap.
         """
         raw = (query or "")[: MAX_QUERY_CHARS * 4]
+        numbers = [n] if (n := rule_number(raw.strip())) else []
+        reading = self.shorthand.read(raw)
+        if reading is not None:  # "5+++" -> "feel no pain"; "rule 13.08" -> 13.08 (see bot/catalog/shorthand.py)
+            raw = reading.text
+            numbers += [n for n in reading.numbers if n not in numbers]
         q = normalize(raw)[:MAX_QUERY_CHARS]
         words = q.split()
         kept = [w for w in words if w not in _EDITION_WORDS]
@@ -404,13 +419,12 @@ class SearchIndex:
             prefer_edition = _EDITION_WORDS[next(w for w in words if w in _EDITION_WORDS)]
             q = " ".join(kept)
         question = bool(words) and (words[0] in _QUESTION_WORDS and len(words) >= 3)
-        if not q:
-            return {}, prefer_edition, question
         rec_scores: dict[int, float] = {}
-        number = rule_number(raw.strip())
-        if number:
+        for i, number in enumerate(numbers):  # a rule number named outright beats any name: most relevant first
             for idx in self.by_number.get(number, ()):
-                rec_scores[idx] = 100.0
+                rec_scores[idx] = max(rec_scores.get(idx, 0.0), NUMBER_SCORE - NUMBER_STEP * i)
+        if not q:
+            return rec_scores, prefer_edition, question
         variants = self.variants(q)
         name_scores: list[tuple[dict[str, float], float]] = []
         for variant, penalty in variants:

@@ -30,7 +30,7 @@ except ImportError:  # not on Windows: there, concurrent first builds are not se
 
 from bot.catalog import imports as kept
 from bot.catalog import known as known_mod
-from bot.catalog import known_list, things
+from bot.catalog import known_list, shorthand, things
 from bot.catalog.importers import seeds as seed_importer
 from bot.catalog.importers import wh40kdc as wh40kdc_dataset
 from bot.catalog.importers.formats import IMPORT_FORMATS, load_import
@@ -78,8 +78,9 @@ class Catalog:
         self.data_root = data_root
         self.imports_root = imports_root  # where imports are kept; None: not kept (a throwaway catalog)
         self.aliases = load_aliases(data_root / "aliases.toml")
+        self.shorthand = shorthand.load(data_root / "shorthand.toml")
         self._lock = threading.Lock()
-        self.index = SearchIndex(store.index_rows(), self.aliases)
+        self.index = SearchIndex(store.index_rows(), self.aliases, self.shorthand)
         self.known = self._known_names()
         # Discord sends a request per keystroke and the first letters repeat a lot: remember recent answers.
         self._recent: OrderedDict[tuple, list[Hit]] = OrderedDict()
@@ -136,7 +137,7 @@ class Catalog:
                                     faction=faction)
         sure = bool(hits) and confident(query, scores, hits)
         if isinstance(query, str) and query.strip() and not looks_hostile(query):
-            readings = [text for text, _ in self.index.variants(normalize(query[:200]))]
+            readings = [text for text, _ in self.index.variants(normalize(self.index.reading(query[:200])))]
             if sure and len(readings) > 1:
                 # an abbreviation or nickname says what it means: a top hit that is none of its readings
                 # ("burnas" = Burna Boyz, not the Burna-bommer) is offered, not answered
@@ -145,6 +146,9 @@ class Catalog:
                 meant = readings[1:] if q in self.aliases.whole or q in self.aliases.words else readings
                 sure = any(name_key(r) in top or top in name_key(r) for r in meant if name_key(r))
             known = self.known.find(readings, _kinds(kind), typos=not sure)
+            shorthand_read = self.shorthand.read(query[:200])
+            if shorthand_read is not None and any(h.id for h in hits if self._numbered(h, shorthand_read.numbers)):
+                known = None  # "ap-2": the core rules the shorthand names are loaded, whatever its words are
             if known is not None and not self._loaded(known, _kinds(kind), edition):
                 top_key = name_key(normalize(hits[0].name)) if hits else ""
                 meant = {name_key(r) for r in readings}
@@ -155,6 +159,10 @@ class Catalog:
             return Resolution(None, False, [])
         best = self.get(hits[0].id)
         return Resolution(best, sure and best is not None, hits)
+
+    def _numbered(self, hit: Hit, numbers: tuple[str, ...]) -> bool:
+        idx = self.index.by_id.get(hit.id)
+        return idx is not None and self.index.records[idx].number in numbers
 
     def _loaded(self, known: KnownName, kinds: tuple[str, ...] | None, edition: str | None) -> bool:
         """Whether any entry of a fitting kind (and edition, when one is asked) is named after `known`."""
@@ -307,7 +315,7 @@ class Catalog:
         return kept.kept_imports(self.imports_root) if self.imports_root is not None else []
 
     def reload(self) -> None:
-        index = SearchIndex(self.store.index_rows(), self.aliases)
+        index = SearchIndex(self.store.index_rows(), self.aliases, self.shorthand)
         with self._lock:
             self.index = index
             self._recent.clear()
@@ -350,9 +358,10 @@ class Catalog:
                                                    edition=edition)
         hits, scores = index.rank(rec_scores, kinds, edition, prefer, faction, limit)
         if question or not hits or scores[0] < 70:
-            words = fts_words(query)
+            read = index.reading(query)
+            words = fts_words(read)
             rows = self.store.full_text(words, limit=max(2 * limit, 20)) if words else []
-            readings = [text for text, _ in index.variants(normalize(query))]
+            readings = [text for text, _ in index.variants(normalize(read))]
             if not rows and len(readings) > 1:
                 # An abbreviation no text spells ("fnp"): search for what it stands for ("feel no pain").
                 rows = self.store.full_text(fts_words(readings[1]), limit=max(2 * limit, 20))
