@@ -71,8 +71,12 @@ def user_message(error: BaseException) -> tuple[str, bool]:
         return "This command is outdated or unknown. Discord may still be updating the command list.", False
     if isinstance(error, app_commands.CommandSignatureMismatch):
         return "This command has changed since your Discord client loaded it; try again in a minute.", False
+    from bot.storage.base import StorageUnavailable
     from bot.storage.check import FULL_MESSAGE, is_full
 
+    if isinstance(original, StorageUnavailable):  # the server dropped us and did not come back at once
+        log.warning("database unavailable", extra={"error": original.detail})
+        return str(original), False
     if is_full(original):  # the transaction rolled back: say so, it is not a bug to report
         log.warning("storage is full", extra={"error": str(original)})
         return FULL_MESSAGE, False

@@ -11,6 +11,16 @@ class StorageError(Exception):
     """The state database can't be used; the message is one line naming the database and the cause."""
 
 
+class StorageUnavailable(StorageError):
+    """The database server went away while the bot runs (a dropped connection, a restart): the change
+    did not commit. The text is for users; the cause is chained for the log."""
+
+    def __init__(self, detail: str = "") -> None:
+        super().__init__("The database could not be reached, so nothing was saved. Try again in a minute; "
+                         "if it keeps happening, tell the bot's operator.")
+        self.detail = detail
+
+
 class Cursor(Protocol):
     def fetchone(self) -> Any: ...
     def fetchall(self) -> list[Any]: ...

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -25,7 +25,7 @@ from psycopg.rows import RowMaker
 
 from bot.db import SchemaTooNew
 from bot.masking import mask_text, mask_url
-from bot.storage.base import StorageError, split_statements
+from bot.storage.base import StorageError, StorageUnavailable, split_statements
 
 POOL_MAX = 32  # connections per process at most (one per worker thread)
 CONNECT_TIMEOUT_S = 10
@@ -55,20 +55,50 @@ def translate(sql: str) -> str:
 
 
 class PgConn:
-    """A borrowed connection that speaks the `?` dialect."""
+    """A borrowed connection that speaks the `?` dialect. A read block's first statement that finds its
+    connection dropped (server restart, pg_terminate_backend) runs once more on a new connection; any other
+    statement on a dropped connection raises StorageUnavailable (a transaction's work never committed)."""
 
-    __slots__ = ("raw",)
+    __slots__ = ("raw", "_reconnect")
 
-    def __init__(self, raw: psycopg.Connection[Any]) -> None:
+    def __init__(self, raw: psycopg.Connection[Any], reconnect: Callable[[], psycopg.Connection[Any]] | None = None
+                 ) -> None:
         self.raw = raw
+        self._reconnect = reconnect  # only until the first statement has run
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> psycopg.Cursor[Any]:
-        return self.raw.execute(translate(sql), tuple(params))  # type: ignore[arg-type]
+        try:
+            cursor = self.raw.execute(translate(sql), tuple(params))  # type: ignore[arg-type]
+        except psycopg.OperationalError as error:
+            if not self.raw.broken:
+                raise
+            if self._reconnect is None:
+                raise _unavailable(error) from error
+            self.raw, self._reconnect = self._reconnect(), None
+            try:
+                cursor = self.raw.execute(translate(sql), tuple(params))  # type: ignore[arg-type]
+            except psycopg.OperationalError as again:
+                if not self.raw.broken:
+                    raise
+                raise _unavailable(again) from again
+        self._reconnect = None
+        return cursor
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         """Many rows in one pipelined round trip (psycopg batches executemany)."""
-        with self.raw.cursor() as cur:
-            cur.executemany(translate(sql), [tuple(r) for r in rows])  # type: ignore[arg-type]
+        self._reconnect = None
+        try:
+            with self.raw.cursor() as cur:
+                cur.executemany(translate(sql), [tuple(r) for r in rows])  # type: ignore[arg-type]
+        except psycopg.OperationalError as error:
+            if not self.raw.broken:
+                raise
+            raise _unavailable(error) from error
+
+
+def _unavailable(error: psycopg.OperationalError) -> StorageUnavailable:
+    """A dropped connection, in words for users; the server's words are kept for the log."""
+    return StorageUnavailable(str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__)
 
 
 class PostgresStorage:
@@ -83,7 +113,9 @@ class PostgresStorage:
         self._guard = threading.Lock()
         self._closed = False
         self._migrate_lock = threading.Lock()
+        self._opened = False
         self._raw()  # fail fast with one sentence (wrong password, no database, unreachable)
+        self._opened = True
 
     def _connect(self) -> psycopg.Connection[Any]:
         try:
@@ -107,23 +139,52 @@ class PostgresStorage:
             with self._guard:
                 if len(self._conns) >= self._max:
                     raise StorageError(f"more than {self._max} threads use the PostgreSQL database at once")
-            conn = self._connect()
+            try:
+                conn = self._connect()
+            except StorageError as error:
+                if not self._opened:
+                    raise  # at start: the one-line reason (wrong password, no database, unreachable)
+                raise StorageUnavailable(str(error)) from error  # while running: words for the user
             self._local.conn = conn
             with self._guard:
                 self._conns.append(conn)
         return conn
 
+    def _fresh(self) -> psycopg.Connection[Any]:
+        """This thread's connection, after dropping the one the server closed: the one reconnect."""
+        raw = getattr(self._local, "conn", None)
+        if raw is not None:
+            self._local.conn = None
+            with self._guard, contextlib.suppress(ValueError):
+                self._conns.remove(raw)
+            with contextlib.suppress(Exception):
+                raw.close()
+        return self._raw()
+
     @contextmanager
     def read(self) -> Iterator[PgConn]:
-        yield PgConn(self._raw())
+        yield PgConn(self._raw(), self._fresh)
 
     @contextmanager
     def transaction(self, key: int | None = None) -> Iterator[PgConn]:
         raw = self._raw()
-        with raw.transaction():
+        with contextlib.ExitStack() as stack:
+            try:
+                stack.enter_context(raw.transaction())
+            except psycopg.OperationalError:  # dropped while idle: nothing has run yet, so reconnect once
+                if not raw.broken:
+                    raise
+                raw = self._fresh()
+                try:
+                    stack.enter_context(raw.transaction())
+                except psycopg.OperationalError as again:
+                    if not raw.broken:
+                        raise
+                    raise _unavailable(again) from again
+            conn = PgConn(raw)
             if key is not None:
-                raw.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(key),))
-            yield PgConn(raw)
+                conn.execute("SELECT pg_advisory_xact_lock(?)", (_lock_key(key),))
+            yield conn
 
     def migrate(self, namespace: str, migrations: dict[str, Sequence[str]]) -> int:
         """Run the namespace's new migrations, each in its own transaction, serialised across processes."""

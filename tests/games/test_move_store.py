@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from bot.games import commands as gc
 from bot.games.store import GameStore
 from bot.guild_settings import GuildSettings
+from bot.storage.base import StorageUnavailable
 from bot.web.tokens import OverlayTokens
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,7 +114,7 @@ def test_a_dropped_connection_fails_the_command_cleanly(pg_server) -> None:  # n
                               "AND backend_type = 'client backend' AND xact_start IS NOT NULL")  # the command's
             return gc.cp_gain(state, user_id, 3)
 
-        with pytest.raises(psycopg.OperationalError):
+        with pytest.raises(StorageUnavailable):
             store.act(5, drop_mid_command, 111)
         assert store.export(5) == before  # nothing half-written
         store.act(5, gc.cp_gain, 111, 1)  # the pool hands out a working connection again
