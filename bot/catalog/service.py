@@ -11,28 +11,24 @@ Builds and imports are serialised across processes by a file lock beside the cat
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import json
 import logging
-import os
-import sqlite3
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator
 from pathlib import Path
-
-try:
-    import fcntl
-except ImportError:  # not on Windows: there, concurrent first builds are not serialised
-    fcntl = None  # type: ignore[assignment]
 
 from bot.catalog import imports as kept
 from bot.catalog import known as known_mod
 from bot.catalog import known_list, shorthand, things
-from bot.catalog.importers import seeds as seed_importer
-from bot.catalog.importers import wh40kdc as wh40kdc_dataset
+from bot.catalog.building import (
+    adopt_legacy,
+    build_base,
+    build_lock,
+    fingerprint,
+    kept_ids,
+    open_checked,
+    rebuild_from_sources,
+)
 from bot.catalog.importers.formats import IMPORT_FORMATS, load_import
 from bot.catalog.known import KnownName, KnownNames
 from bot.catalog.model import KINDS, CatalogImportError, Entry, Hit, Resolution
@@ -45,14 +41,13 @@ from bot.catalog.search import (
     load_aliases,
     looks_hostile,
 )
-from bot.catalog.store import SCHEMA_VERSION, CatalogDamaged, CatalogStore
+from bot.catalog.store import CatalogDamaged, CatalogStore
 from bot.catalog.things import name_key
 from bot.config import DATA_ROOT, Settings
 from bot.guild_settings import CURRENT_EDITION
 
 log = logging.getLogger(__name__)
 
-BUILDER_VERSION = "13"  # bump when an importer's output changes, so existing catalogs rebuild
 CATALOG_FILE = "catalog.sqlite"
 RECENT_AUTOCOMPLETE = 2048  # cached autocomplete answers (cleared whenever the catalog changes)
 
@@ -295,7 +290,7 @@ class Catalog:
         if self.imports_root is None:
             write()
         else:
-            with _build_lock(self.store.path):
+            with build_lock(self.store.path):
                 try:
                     entry = kept.keep_import(self.imports_root, fmt, path, batches)
                 except kept.KeptImportError as exc:
@@ -306,7 +301,7 @@ class Catalog:
                     kept.forget_import(self.imports_root, entry["id"])
                     raise
                 kept.prune_superseded(self.imports_root, entry)
-                self.store.set_meta("imports", _ids(kept.kept_imports(self.imports_root)))
+                self.store.set_meta("imports", kept_ids(kept.kept_imports(self.imports_root)))
         self.reload()
         return {name: len(entries) for name, (_s, _p, entries) in batches.items()}
 
@@ -377,148 +372,14 @@ class Catalog:
 # Building
 
 
-def fingerprint(data_root: Path = DATA_ROOT) -> str:
-    """Hash of everything the base catalog is built from."""
-    import wh40kdc
-
-    h = hashlib.sha256()
-    h.update(f"schema={SCHEMA_VERSION};builder={BUILDER_VERSION};wh40kdc={wh40kdc.__version__}".encode())
-    files = sorted((data_root / "seeds").glob("*.txt")) + [data_root / "aliases.toml",
-                                                             data_root / "wh40kdc_overrides.json",
-                                                             data_root / "unit_overrides.json"]
-    for path in files:
-        if path.exists():
-            h.update(path.name.encode())
-            h.update(path.read_bytes())
-    return h.hexdigest()
-
-
-def build_base(store: CatalogStore, data_root: Path = DATA_ROOT) -> dict[str, int]:
-    """(Re)build the datasets that ship with the bot: the seed pages and wh40kdc (with overrides)."""
-    from bot.catalog.importers import wh40kdc as wh40kdc_importer
-
-    started = time.perf_counter()
-    entries, page_aliases, _paths = seed_importer.load_seed_dir(data_root / "seeds")
-    aliases: dict[str, list[str]] = {}
-    for alias, target in page_aliases.items():
-        # an errata alias ("Tank Shock" is now "Crushing Impact") points at the entries of that name
-        for e in entries:
-            if normalize(e.name) == normalize(target):
-                aliases.setdefault(e.id, []).append(alias)
-    wh_entries, wh_source = wh40kdc_importer.load(data_root / "wh40kdc_overrides.json")
-    store.replace_datasets({
-        seed_importer.DATASET: ("Seed pages", str(data_root / "seeds"), entries),
-        wh40kdc_importer.DATASET: (wh_source, None, wh_entries),
-    }, aliases)
-    try:
-        store.set_meta("known_names", known_mod.dumps(known_mod.from_wh40kdc()))
-    except Exception:  # honest misses then rely on the alias table alone; the catalog itself is fine
-        log.warning("could not read wh40kdc's known names", exc_info=True)
-    log.info("catalog base built: %d seed + %d wh40kdc entries in %.2fs", len(entries), len(wh_entries),
-             time.perf_counter() - started)
-    return {"seeds": len(entries), "wh40kdc": len(wh_entries)}
-
-
-@contextlib.contextmanager
-def _build_lock(path: Path) -> Iterator[None]:
-    """Serialise catalog creation, rebuilds and imports across processes (shards start together)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".lock"), "a") as handle:
-        if fcntl is not None:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            if fcntl is not None:
-                fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-BASE_DATASETS = (seed_importer.DATASET, wh40kdc_dataset.DATASET)
-
-
-def _ids(entries: list[dict]) -> str:
-    return json.dumps([e["id"] for e in entries])
-
-
-def _discard(path: Path) -> None:
-    """Move a damaged catalog aside (one copy, `catalog.sqlite.corrupt`, for a post-mortem)."""
-    for suffix in ("-wal", "-shm", "-journal"):
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(f"{path}{suffix}")
-    with contextlib.suppress(FileNotFoundError):
-        os.replace(path, path.with_name(path.name + ".corrupt"))
-
-
-def _open_checked(path: Path) -> tuple[CatalogStore | None, str | None]:
-    """The store, or None and why it cannot be used (then the file has been moved aside)."""
-    store = None
-    try:
-        store = CatalogStore(path)
-        problem = store.check()
-    except sqlite3.OperationalError as exc:
-        if store is not None:
-            store.close()
-        if "malformed" not in str(exc) and "not a database" not in str(exc):
-            raise  # locked, read-only, cannot open: a storage problem to report, not a damaged file to replace
-        problem = str(exc)
-    except sqlite3.DatabaseError as exc:
-        problem = str(exc) or type(exc).__name__
-    if problem is None:
-        return store, None
-    problem = " / ".join(line.strip() for line in problem.splitlines() if line.strip())
-    if store is not None:
-        store.close()
-    _discard(path)
-    return None, problem
-
-
-def _adopt_legacy(store: CatalogStore, root: Path, entries: list[dict]) -> list[str]:
-    """Keep the sources of datasets imported before imports were kept (when their files still exist);
-    the rest stay in the catalog as they are (a rebuild replaces only what it rebuilds). Returns notes."""
-    covered = {d for e in entries for d in e.get("datasets") or []}
-    notes = []
-    sources: dict[tuple[str, str], list[str]] = {}
-    for ds in store.datasets():
-        name = ds["name"]
-        fmt = name.split(":", 1)[0]
-        if name in BASE_DATASETS or name in covered or fmt not in IMPORT_FORMATS:
-            continue
-        sources.setdefault((fmt, ds.get("path") or ""), []).append(name)
-    for (fmt, source), names in sources.items():
-        if source and Path(source).exists():
-            try:
-                kept.keep_import(root, fmt, Path(source), names)
-                notes.append(f"kept {source} ({', '.join(names)}), imported before imports were kept")
-                continue
-            except kept.KeptImportError as exc:
-                notes.append(str(exc))
-        notes.append(f"{', '.join(names)} was imported before imports were kept and its source "
-                     f"{source or '(unknown)'} is gone: it stays until the catalog is lost; import it again to keep it")
-    return notes
-
-
-def _rebuild(store: CatalogStore, data_root: Path, root: Path, entries: list[dict]) -> tuple[list[str], list[str]]:
-    """Base datasets, then every kept import in order. Returns (replayed names, failures)."""
-    build_base(store, data_root)
-    replayed, failed = [], []
-    for entry in entries:
-        label = f"{entry['format']} {entry.get('name', entry['id'])}"
-        try:
-            store.replace_datasets(load_import(entry["format"], kept.kept_path(root, entry)))
-            replayed.append(label)
-        except (CatalogImportError, ValueError, OSError) as exc:
-            failed.append(f"{label}: {exc}")
-    return replayed, failed
-
-
 def open_catalog(settings: Settings, *, data_root: Path = DATA_ROOT, rebuild: bool = False) -> Catalog:
     """Open the catalog under `settings.data_dir`, (re)building it first when needed (see module doc)."""
     path = Path(settings.data_dir) / CATALOG_FILE
     root = kept.imports_dir(settings.data_dir)
-    with _build_lock(path):
+    with build_lock(path):
         fresh = not path.exists() or path.stat().st_size == 0
         reason = ("missing" if not path.exists() else "empty") if fresh else None
-        store, problem = _open_checked(path)
+        store, problem = open_checked(path)
         if store is None:
             reason = f"corrupt ({problem}); the damaged file was moved to {path.name}.corrupt"
             store = CatalogStore(path)
@@ -530,16 +391,16 @@ def open_catalog(settings: Settings, *, data_root: Path = DATA_ROOT, rebuild: bo
                     reason = "rebuild requested"
                 elif store.meta("fingerprint") != fp:
                     reason = "outdated (seed pages, aliases, wh40kdc or the builder changed)"
-                elif store.meta("imports") != _ids(entries):
+                elif store.meta("imports") != kept_ids(entries):
                     reason = "out of step with the kept imports"
             if reason is None:
                 return Catalog(store, data_root, root)
-            notes = [] if fresh or problem else _adopt_legacy(store, root, entries)
+            notes = [] if fresh or problem else adopt_legacy(store, root, entries)
             entries = kept.kept_imports(root)
             started = time.perf_counter()
-            replayed, failed = _rebuild(store, data_root, root, entries)
+            replayed, failed = rebuild_from_sources(store, data_root, root, entries)
             store.set_meta("fingerprint", fp)
-            store.set_meta("imports", _ids(entries))
+            store.set_meta("imports", kept_ids(entries))
             message = (f"catalog {path} was {reason}: rebuilt in {time.perf_counter() - started:.1f}s from the "
                        f"seed pages and wh40kdc; replayed {len(replayed)} kept import(s)"
                        + (f": {', '.join(replayed)}" if replayed else ""))
