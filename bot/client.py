@@ -72,7 +72,7 @@ def user_message(error: BaseException) -> tuple[str, bool]:
     if isinstance(error, app_commands.CommandSignatureMismatch):
         return "This command has changed since your Discord client loaded it; try again in a minute.", False
     from bot.storage.base import StorageUnavailable
-    from bot.storage.check import FULL_MESSAGE, is_full
+    from bot.storage.check import CORRUPT_MESSAGE, FULL_MESSAGE, is_corrupt, is_full
 
     if isinstance(original, StorageUnavailable):  # the server dropped us and did not come back at once
         log.warning("database unavailable", extra={"error": original.detail})
@@ -80,6 +80,9 @@ def user_message(error: BaseException) -> tuple[str, bool]:
     if is_full(original):  # the transaction rolled back: say so, it is not a bug to report
         log.warning("storage is full", extra={"error": str(original)})
         return FULL_MESSAGE, False
+    if is_corrupt(original):  # damaged on disk, not a bug: the operator restores or repairs the database
+        log.error("state database damaged", extra={"error": str(original)})
+        return CORRUPT_MESSAGE, False
     return "Something went wrong on our side.", True
 
 

@@ -25,7 +25,7 @@ from bot.errors import UserError
 from bot.games import commands as game_commands
 from bot.games import mission_play, missions
 from bot.games.model import GameState
-from bot.games.store import Result
+from bot.games.store import DamagedGame, Result
 from bot.render import game as render
 from bot.render import mission as mission_render
 from bot.render.common import NO_MENTIONS, escape
@@ -278,6 +278,9 @@ def first_turn_view(channel_id: int, state: GameState) -> discord.ui.View:
 
 EditionChoice = Literal["10e", "11e"]
 HISTORY_SHOWN = 10  # /game history: the newest games (says so when there are more)
+DAMAGED_ABANDONED = ("Game abandoned. Its stored record was damaged, so there is no final score. "
+                     "/game start begins a new game.")
+DAMAGED_ENDED_NOTE = "Game ended. Its stored log is damaged, so there is no final score. /game start begins a new game."
 
 
 @app_commands.guild_only()
@@ -370,7 +373,14 @@ class Game(commands.GroupCog, group_name="game", group_description="Track a batt
         store = store_of(interaction)
         result = await call(interaction, store.end, channel_of(interaction), interaction.user.id,
                             manager=manager, abandon=abandon)
-        game_id, state, summary = await call(interaction, store.summary, channel_of(interaction))
+        if result is None:  # a damaged game was abandoned: there is no state to score or draw
+            await interaction.response.send_message(DAMAGED_ABANDONED, allowed_mentions=NO_MENTIONS)
+            return
+        try:
+            game_id, state, summary = await call(interaction, store.summary, channel_of(interaction))
+        except DamagedGame:  # ended, but its log can't be read for the final score
+            await interaction.response.send_message(DAMAGED_ENDED_NOTE, allowed_mentions=NO_MENTIONS)
+            return
         embed = mission_render.score_embed(state, game_id, summary, headline=render.clock_line(state), final=True)
         await interaction.response.send_message(embed=embed, allowed_mentions=NO_MENTIONS)
         await live_boards(interaction).refresh(channel_of(interaction), result)

@@ -20,7 +20,7 @@ from bot.games import commands as game_commands
 from bot.games import mission_play as mp
 from bot.games.commands import Outcome
 from bot.games.model import GameState
-from bot.games.store import GameStore, Result
+from bot.games.store import DamagedGame, GameStore, Result
 from bot.render import game as render
 from bot.render.common import NO_MENTIONS, escape
 
@@ -33,6 +33,8 @@ def store_of(interaction: discord.Interaction) -> GameStore:
 
 def escaped(error: UserError) -> UserError:
     """Refusals quote user text (unit names): neutralise Markdown and mentions before showing them."""
+    if isinstance(error, DamagedGame):  # the store's own words, and callers tell it apart
+        return error
     return UserError(escape(str(error)), field=error.field)
 
 

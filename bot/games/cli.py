@@ -1,4 +1,4 @@
-"""`python -m bot game export --channel ID` (contract 4) and `game verify --channel ID`.
+"""`python -m bot game export --channel ID` (contract 4) and `game verify --channel ID [--repair]`.
 
 Export prints the channel's game (the active one, else the last finished one) as one JSON document;
 with no game it prints `{"error": ...}` and exits 2.
@@ -32,6 +32,8 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     export.set_defaults(func=cmd_export)
     verify = sub.add_parser("verify", help="check that the stored state equals the replayed event log")
     verify.add_argument("--channel", type=_channel_id, required=True, help="the Discord channel id")
+    verify.add_argument("--repair", action="store_true",
+                        help="rewrite a snapshot that differs from its event log from the log (the log is the truth)")
     verify.set_defaults(func=cmd_verify)
 
 
@@ -47,12 +49,15 @@ def _guarded(run: Callable[[], int], settings: Settings) -> int:
     import sqlite3
 
     from bot.db import SchemaTooNew
+    from bot.games.store import DamagedGame
     from bot.storage.check import cause
 
     try:
         return run()
     except (sqlite3.Error, OSError, SchemaTooNew) as error:
         message = f"the state database {settings.db_path} cannot be used: {cause(error)}"
+    except DamagedGame as error:
+        message = f"the stored game in {settings.db_path} cannot be read: {error}"
     except (ValueError, KeyError, TypeError) as error:
         message = f"the stored game in {settings.db_path} cannot be read: {type(error).__name__}: {str(error)[:200]}"
     print(json.dumps({"error": message, "field": "COGITATOR_DB"}, ensure_ascii=False))
@@ -84,8 +89,12 @@ def _export(args: argparse.Namespace, settings: Settings) -> int:
 def _verify(args: argparse.Namespace, settings: Settings) -> int:
     store = _store(settings)
     try:
+        repaired = store.repair(args.channel) if args.repair else None
         ok = store.verify(args.channel)
     finally:
         store.close()
-    print(json.dumps({"channel": args.channel, "consistent": ok}))
+    report: dict = {"channel": args.channel, "consistent": ok}
+    if args.repair:
+        report["repaired"] = bool(repaired)
+    print(json.dumps(report))
     return 0 if ok else 1

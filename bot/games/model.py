@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+import types
+import typing
+from dataclasses import dataclass, field, is_dataclass
 from typing import Any
 
 PHASES = ("command", "movement", "shooting", "charge", "fight")
@@ -239,6 +241,54 @@ class GameState:
         if raw.get("clock") is not None:
             data["clock"] = Clock(**raw["clock"])
         return cls(**data)
+
+    def check(self) -> None:
+        """Raise ValueError unless every field holds the type it declares and the indices are in range.
+
+        A snapshot that parses but was damaged on disk must not reach a command (which would fail with
+        an internal error): the store rebuilds such a snapshot from the event log instead.
+        """
+        _check_fields(self)
+        if len(self.players) != 2 or self.phase not in PHASES or self.active not in (0, 1) or self.first not in (0, 1):
+            raise ValueError("players, phase or turn order out of range")
+        for p in self.players:
+            _check_fields(p)
+            if not len(p.vp_primary) == len(p.vp_secondary) == len(p.vp_other) == LAST_ROUND:
+                raise ValueError("VP by round does not have one entry per battle round")
+        for item in (*self.units, *self.strat_uses, *([self.clock] if self.clock else [])):
+            _check_fields(item)
+        if any(u.owner not in (0, 1) for u in self.units):
+            raise ValueError("a unit's owner is not a player")
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _check_fields(obj: Any) -> None:
+    for name, hint in _hints(type(obj)).items():
+        if not _fits(getattr(obj, name), hint):
+            raise ValueError(f"{type(obj).__name__}.{name} is not {hint}")
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    """Whether `value` has the declared type: unions, one level of list/dict items, dataclasses by class."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (types.UnionType, typing.Union):
+        return any(_fits(value, h) for h in args)
+    if hint is Any:
+        return True
+    if hint is type(None):
+        return value is None
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if origin is list:
+        return isinstance(value, list) and (args[0] is Any or is_dataclass(args[0])
+                                            or all(_fits(v, args[0]) for v in value))
+    if origin is dict:
+        return isinstance(value, dict) and all(_fits(v, args[1]) for v in value.values())
+    return isinstance(value, hint)
 
 
 def _copy(value: Any) -> Any:

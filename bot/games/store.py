@@ -17,19 +17,20 @@ store. If it grows, the migrations (bot/games/schema.py) and the export are the 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from bot.errors import UserError
 from bot.games import commands, events, rules
 from bot.games.commands import Outcome
-from bot.games.model import GameState
+from bot.games.model import GameState, Player, Unit
 from bot.games.summary import lost_points, summarise, unit_points
 from bot.storage import open_storage
 from bot.storage.base import Conn, Storage
@@ -79,9 +80,12 @@ SQLITE_MIGRATIONS = [
     CREATE TRIGGER IF NOT EXISTS game_events_no_delete BEFORE DELETE ON game_events
         BEGIN SELECT RAISE(ABORT, 'game_events is append-only'); END;
     """,
+    # The snapshot format each row was written in (`SNAPSHOT_SHAPE`; 0: before it was recorded). Opening the
+    # store rebuilds older snapshots from the log (`GameStore.upgrade_snapshots`).
+    "ALTER TABLE games ADD COLUMN shape INTEGER NOT NULL DEFAULT 0",
 ]
 
-# The same three versions for PostgreSQL: ids are 64-bit (Discord snowflakes), times double precision.
+# The same versions for PostgreSQL: ids are 64-bit (Discord snowflakes), times double precision.
 POSTGRES_MIGRATIONS = [
     """
     CREATE TABLE games (
@@ -127,15 +131,32 @@ POSTGRES_MIGRATIONS = [
     CREATE TRIGGER game_events_no_truncate BEFORE TRUNCATE ON game_events
         FOR EACH STATEMENT EXECUTE FUNCTION game_events_append_only();
     """,
+    "ALTER TABLE games ADD COLUMN shape INTEGER NOT NULL DEFAULT 0",
 ]
 MIGRATIONS = {"sqlite": SQLITE_MIGRATIONS, "postgresql": POSTGRES_MIGRATIONS}
 
 CHECKPOINT_EVERY = 32
+# The snapshot format: raise it when a state field is added whose value the fold of an old log gives
+# differently from its default (1: VP by round, secondaries, mission, clock). Older rows are rebuilt from
+# their log when the store opens, so `verify` holds on a database written by an older release.
+SNAPSHOT_SHAPE = 1
 # Games whose last snapshot this process keeps parsed (see `SnapshotCache`): the games in play; a parsed
 # two-army state is about 110 KB of Python objects (plus its ~32 KB text), and a miss only costs one parse.
 SNAPSHOT_CACHE_GAMES = 64
 
 NO_GAME = "There is no game in this channel. Start one with /game start."
+DAMAGED_ACTIVE = ("This channel's game can't be read: its stored record is damaged and can't be rebuilt from its "
+                  "log. End it with /game end abandon:true (a player, or a member with Manage Channel), then "
+                  "/game start a new one.")
+DAMAGED_ENDED = "This channel's last game can't be shown: its stored record is damaged. /game start begins a new game."
+# What a damaged stored value raises when parsed or checked (JSON, `GameState.check`, the fold).
+UNREADABLE = (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError)
+
+log = logging.getLogger("cogitator.games")
+
+
+class DamagedGame(UserError):
+    """A game whose snapshot can't be read and whose log can't rebuild it: only abandoning it is left."""
 
 
 @dataclass
@@ -170,6 +191,7 @@ class SnapshotCache:
                 return GameState.from_dict(entry.state.to_dict())
         data = json.loads(text)
         state = GameState.from_dict(data)
+        state.check()
         armies = {owner: (army, None) for owner, army in state.armies.items()}
         self._put(game_id, _Cached(text, GameState.from_dict(state.to_dict()), armies))  # type: ignore[arg-type]
         return state
@@ -217,6 +239,7 @@ class GameStore:
         self.now = now
         self.snapshots = SnapshotCache()
         self.storage.migrate("games", MIGRATIONS)
+        self.upgrade_snapshots()
 
     # ---- plumbing --------------------------------------------------------------------------------
 
@@ -243,7 +266,116 @@ class GameStore:
         """(game id, state) of the channel's active game, or None."""
         with self._read() as conn:
             row = self._active_row(conn, channel_id)
-        return (int(row["id"]), self.snapshots.load(int(row["id"]), row["state"])) if row else None
+        return (int(row["id"]), self._state(channel_id, row)) if row else None
+
+    # ---- damaged snapshots heal from the log -----------------------------------------------------
+
+    def _load(self, game_id: int, text: Any, last_seq: int) -> GameState:
+        """The stored snapshot, parsed and checked; raises one of UNREADABLE when it is damaged or stale."""
+        state = self.snapshots.load(game_id, text)
+        if state.seq != last_seq:
+            raise ValueError(f"the snapshot is at event {state.seq}, the log at {last_seq}")
+        return state
+
+    def _state(self, channel_id: int, row: Any) -> GameState:
+        """A game row's state (outside a transaction): a damaged snapshot is rebuilt from the log."""
+        try:
+            return self._load(int(row["id"]), row["state"], row["last_seq"])
+        except UNREADABLE as error:
+            with self._transaction(channel_id) as conn:
+                return self._heal(conn, int(row["id"]), error)
+
+    def _state_in(self, conn: Conn, channel_id: int, row: Any) -> tuple[GameState, Any]:
+        """`_state` inside the channel's transaction, with the active row as healing left it."""
+        try:
+            return self._load(int(row["id"]), row["state"], row["last_seq"]), row
+        except UNREADABLE as error:
+            return self._heal(conn, int(row["id"]), error), self._active_row(conn, channel_id)
+
+    def _heal(self, conn: Conn, game_id: int, cause: BaseException) -> GameState:
+        """Rebuild a game's snapshot from its log (the truth) and store it, with a warning in the log; a
+        log that can't be read either is a `DamagedGame`."""
+        row = conn.execute("SELECT state, last_seq, status FROM games WHERE id = ?", (game_id,)).fetchone()
+        try:
+            return self._load(game_id, row["state"], row["last_seq"])  # healed meanwhile, by another process
+        except UNREADABLE:
+            pass
+        try:
+            state = self._rewrite(conn, game_id, _read_log(conn, game_id))
+        except UNREADABLE as error:
+            raise self._damaged(game_id, row["status"], error) from None
+        log.warning("game snapshot rebuilt from its event log",
+                    extra={"game_id": game_id, "cause": f"{type(cause).__name__}: {str(cause)[:200]}"})
+        return state
+
+    @staticmethod
+    def _damaged(game_id: int, status: str, error: BaseException) -> DamagedGame:
+        log.warning("game log unreadable", extra={"game_id": game_id, "error": f"{type(error).__name__}: "
+                                                                                 f"{str(error)[:200]}"})
+        return DamagedGame(DAMAGED_ACTIVE if status == "active" else DAMAGED_ENDED)
+
+    def _log_of(self, conn: Conn, game_id: int, status: str) -> list[dict[str, Any]]:
+        try:
+            return _read_log(conn, game_id)
+        except UNREADABLE as error:
+            raise self._damaged(game_id, status, error) from None
+
+    def upgrade_snapshots(self) -> int:
+        """Rebuild from its log every snapshot written in an older format (`SNAPSHOT_SHAPE`); the number
+        rebuilt. Runs when the store opens; several processes opening at once just find the work done."""
+        with self._read() as conn:
+            old = conn.execute("SELECT id, channel_id FROM games WHERE shape < ? ORDER BY id",
+                               (SNAPSHOT_SHAPE,)).fetchall()
+        done = 0
+        for game_id, channel_id in old:
+            with self._transaction(channel_id) as conn:
+                row = conn.execute("SELECT shape, status, state FROM games WHERE id = ?", (game_id,)).fetchone()
+                if row["shape"] >= SNAPSHOT_SHAPE:
+                    continue
+                if _has_every_field(row["state"]):  # written in this format before the column existed
+                    conn.execute("UPDATE games SET shape = ? WHERE id = ?", (SNAPSHOT_SHAPE, game_id))
+                    continue
+                try:
+                    self._rewrite(conn, game_id, _read_log(conn, game_id))
+                    done += 1
+                except UNREADABLE as error:  # left as it is: commands on it say what to do
+                    self._damaged(game_id, row["status"], error)
+        if old:
+            log.info("game snapshots upgraded", extra={"games": len(old), "rebuilt": done, "shape": SNAPSHOT_SHAPE})
+        return done
+
+    def _rewrite(self, conn: Conn, game_id: int, rows: list[dict[str, Any]]) -> GameState:
+        """Store the fold of `rows` (the game's whole log) as its snapshot, in the current format."""
+        keep = events.effective(rows)
+        state = events.fold(keep)
+        state.seq = rows[-1]["seq"]
+        state.check()
+        conn.execute("UPDATE games SET state = ?, last_seq = ?, depth = ?, shape = ? WHERE id = ?",
+                     (self.snapshots.dump(game_id, state), state.seq, len(keep), SNAPSHOT_SHAPE, game_id))
+        conn.execute("DELETE FROM game_checkpoints WHERE game_id = ?", (game_id,))  # a cache, maybe stale too
+        return state
+
+    def repair(self, channel_id: int) -> bool | None:
+        """Rewrite the channel's newest game's snapshot from its log if the two differ: True if rewritten,
+        False if they agreed, None with no game. A log that can't be read is a `DamagedGame`."""
+        with self._read() as conn:
+            row = self._latest_game(conn, channel_id)
+        if row is None:
+            return None
+        with self._transaction(channel_id) as conn:
+            row = conn.execute("SELECT id, state, status FROM games WHERE id = ?", (row["id"],)).fetchone()
+            rows = self._log_of(conn, int(row["id"]), row["status"])
+            try:
+                if snapshot_matches(row["state"], rows):
+                    return False
+            except UNREADABLE:
+                pass
+            try:
+                self._rewrite(conn, int(row["id"]), rows)
+            except UNREADABLE as error:
+                raise self._damaged(int(row["id"]), row["status"], error) from None
+        log.warning("game snapshot rewritten from its event log", extra={"game_id": int(row["id"])})
+        return True
 
     def state(self, channel_id: int) -> GameState | None:
         """The channel's active game, or None."""
@@ -264,16 +396,14 @@ class GameStore:
 
     def _latest_game(self, conn: Conn, channel_id: int) -> Any | None:
         return conn.execute(
-            "SELECT id, status, state, created_at, ended_at FROM games WHERE channel_id = ? "
+            "SELECT id, status, state, last_seq, created_at, ended_at FROM games WHERE channel_id = ? "
             "ORDER BY (status = 'active') DESC, id DESC LIMIT 1", (channel_id,)
         ).fetchone()
 
-    def events(self, game_id: int) -> list[dict[str, Any]]:
+    def events(self, game_id: int, status: str = "active") -> list[dict[str, Any]]:
+        """The game's log; a `DamagedGame` (its words chosen by the game's `status`) when it can't be read."""
         with self._read() as conn:
-            rows = conn.execute(
-                "SELECT seq, ts, actor_user, body FROM game_events WHERE game_id = ? ORDER BY seq", (game_id,)
-            ).fetchall()
-        return [_row_event(r) for r in rows]
+            return self._log_of(conn, game_id, status)
 
     def log(self, channel_id: int, *, limit: int | None = None) -> tuple[GameState, list[dict[str, Any]]]:
         """The channel's newest game (active, else the last finished one) and its log, newest last."""
@@ -281,9 +411,10 @@ class GameStore:
             row = self._latest_game(conn, channel_id)
         if row is None:
             raise UserError(NO_GAME)
-        log = self.events(row["id"])
-        _mark_undone(log)
-        return GameState.from_dict(json.loads(row["state"])), (log[-limit:] if limit else log)
+        state = self._state(channel_id, row)
+        events_ = self.events(row["id"], row["status"])
+        _mark_undone(events_)
+        return state, (events_[-limit:] if limit else events_)
 
     def summary(self, channel_id: int) -> tuple[int, GameState, dict[str, Any]]:
         """(game id, state, `bot.games.summary.summarise`) of the channel's newest game.
@@ -300,22 +431,36 @@ class GameStore:
             effective = set(_effective_seqs(conn, game_id))
             rows = conn.execute("SELECT seq, ts, actor_user, body FROM game_events WHERE game_id = ? "
                                 "AND type IN ('cp', 'strat') ORDER BY seq", (game_id,)).fetchall()
-            log = parse_log([r for r in rows if r[0] in effective])
+            try:
+                scored = parse_log([r for r in rows if r[0] in effective])
+            except UNREADABLE as error:
+                raise self._damaged(game_id, row["status"], error) from None
             first_ts, last_ts = conn.execute("SELECT MIN(ts), MAX(ts) FROM game_events WHERE game_id = ?",
                                              (game_id,)).fetchone()
-        for ev in log:
+        for ev in scored:
             ev["undone"] = False
-        state = GameState.from_dict(json.loads(row["state"]))
-        return game_id, state, summarise(state, log, self.now(), span=(first_ts, last_ts))
+        state = self._state(channel_id, row)
+        try:
+            return game_id, state, summarise(state, scored, self.now(), span=(first_ts, last_ts))
+        except UNREADABLE as error:  # an event body that parses but does not say what its type needs
+            raise self._damaged(game_id, row["status"], error) from None
 
     def history(self, channel_id: int, *, limit: int = 10) -> list[dict[str, Any]]:
+        """The channel's ended games, newest first; one whose record is damaged beyond repair is left out."""
         with self._read() as conn:
             rows = conn.execute(
-                "SELECT id, status, state, created_at, ended_at FROM games WHERE channel_id = ? "
+                "SELECT id, status, state, last_seq, created_at, ended_at FROM games WHERE channel_id = ? "
                 "AND status != 'active' ORDER BY id DESC LIMIT ?", (channel_id, limit)
             ).fetchall()
-        return [{"game_id": r["id"], "status": r["status"], "created_at": r["created_at"], "ended_at": r["ended_at"],
-                 "state": GameState.from_dict(json.loads(r["state"]))} for r in rows]
+        games = []
+        for r in rows:
+            try:
+                state = self._state(channel_id, r)
+            except DamagedGame:
+                continue
+            games.append({"game_id": r["id"], "status": r["status"], "created_at": r["created_at"],
+                          "ended_at": r["ended_at"], "state": state})
+        return games
 
     def export(self, channel_id: int, *, now: float | None = None, game_id: int | None = None) -> dict[str, Any] | None:
         """Contract 4: the channel's game (the active one, else the last finished) as JSON-able data.
@@ -324,13 +469,13 @@ class GameStore:
         With `game_id`, that game of the channel, whatever came after it (the live board's link).
         """
         with self._read() as conn:
-            row = (conn.execute("SELECT id, status, state, created_at, ended_at FROM games WHERE id = ? "
+            row = (conn.execute("SELECT id, status, state, last_seq, created_at, ended_at FROM games WHERE id = ? "
                                 "AND channel_id = ?", (game_id, channel_id)).fetchone()
                    if game_id is not None else self._latest_game(conn, channel_id))
         if row is None:
             return None
-        state = GameState.from_dict(json.loads(row["state"]))
-        log = self.events(row["id"])
+        state = self._state(channel_id, row)
+        log = self.events(row["id"], row["status"])
         _mark_undone(log)
         users = [p.user_id for p in state.players]
         return {
@@ -380,11 +525,16 @@ class GameStore:
     def verify_game(self, game_id: int) -> bool:
         """`verify` for one game by id (any status)."""
         with self._read() as conn:
-            row = conn.execute("SELECT id, state FROM games WHERE id = ?", (game_id,)).fetchone()
+            row = conn.execute("SELECT id, state, status FROM games WHERE id = ?", (game_id,)).fetchone()
         return row is not None and self._consistent(row)
 
     def _consistent(self, row: Any) -> bool:
-        return snapshot_matches(row["state"], self.events(row["id"]))
+        """A damaged snapshot is not consistent; a log that can't be read is a `DamagedGame`."""
+        log_ = self.events(row["id"], row["status"])
+        try:
+            return snapshot_matches(row["state"], log_)
+        except UNREADABLE:
+            return False
 
     # ---- writing ---------------------------------------------------------------------------------
 
@@ -419,9 +569,9 @@ class GameStore:
             state.seq = 1
             now = self.now()
             game_id = int(conn.execute(
-                "INSERT INTO games (channel_id, guild_id, status, edition, created_at, last_seq, state, depth) "
-                "VALUES (?, ?, 'active', ?, ?, 1, ?, 1) RETURNING id",
-                (channel_id, guild_id, edition, now, _dump(state.to_dict())),
+                "INSERT INTO games (channel_id, guild_id, status, edition, created_at, last_seq, state, depth, shape) "
+                "VALUES (?, ?, 'active', ?, ?, 1, ?, 1, ?) RETURNING id",
+                (channel_id, guild_id, edition, now, _dump(state.to_dict()), SNAPSHOT_SHAPE),
             ).fetchone()[0])
             _insert_event(conn, game_id, 1, now, user_id, start)
         return Result(game_id, state, Outcome([start], summary))
@@ -433,7 +583,7 @@ class GameStore:
             if row is None:
                 raise UserError(NO_GAME)
             game_id = int(row["id"])
-            state = self.snapshots.load(game_id, row["state"])
+            state, row = self._state_in(conn, channel_id, row)
             outcome = command(state, *args, **kwargs)
             seq, depth, now = int(row["last_seq"]), int(row["depth"]), self.now()
             dumped = None
@@ -472,24 +622,58 @@ class GameStore:
             if row is None:
                 raise UserError(NO_GAME)
             game_id = int(row["id"])
-            actor = commands.require_player(self.snapshots.load(game_id, row["state"]), user_id)
+            current, row = self._state_in(conn, channel_id, row)
+            actor = commands.require_player(current, user_id)
             stack = _effective_seqs(conn, game_id)
             if len(stack) <= 1:
                 raise UserError("Nothing to undo: only the start of the game is left (use /game end to drop it).")
-            target = _load_events(conn, game_id, [stack[-1]])[0]
+            try:
+                target = _load_events(conn, game_id, [stack[-1]])[0]
+                state = _refold(conn, game_id, stack[:-1])
+            except UNREADABLE as error:
+                raise self._damaged(game_id, "active", error) from None
             summary = f"Undo: {target['summary']}"
             seq, now = int(row["last_seq"]) + 1, self.now()
             ev = commands.event("undo", actor, summary, {"target_seq": target["seq"]})
             _insert_event(conn, game_id, seq, now, user_id, ev)
             keep = stack[:-1]
-            state = _refold(conn, game_id, keep)
             state.seq = seq
             conn.execute("UPDATE games SET last_seq = ?, state = ?, depth = ? WHERE id = ?",
                          (seq, self.snapshots.dump(game_id, state), len(keep), game_id))
             return Result(int(row["id"]), state, Outcome([ev], summary))
 
-    def end(self, channel_id: int, user_id: int, *, manager: bool = False, abandon: bool = False) -> Result:
-        return self.act(channel_id, commands.end_game, user_id, manager=manager, abandon=abandon)
+    def end(self, channel_id: int, user_id: int, *, manager: bool = False, abandon: bool = False) -> Result | None:
+        """End the active game. A damaged game (`DamagedGame`) can still be abandoned: then None."""
+        try:
+            return self.act(channel_id, commands.end_game, user_id, manager=manager, abandon=abandon)
+        except DamagedGame:
+            if not abandon:
+                raise
+        self._abandon_damaged(channel_id, user_id, manager=manager)
+        return None
+
+    def _abandon_damaged(self, channel_id: int, user_id: int, *, manager: bool) -> None:
+        """Record a damaged game as abandoned without reading its state: an `end` event appended after the
+        last stored one, and the row closed, so the channel is free for `/game start`. The players are known
+        from the log's actor column and, if it still parses, the start event."""
+        with self._transaction(channel_id) as conn:
+            row = conn.execute("SELECT id FROM games WHERE channel_id = ? AND status = 'active'",
+                               (channel_id,)).fetchone()
+            if row is None:
+                raise UserError(NO_GAME)
+            game_id = int(row["id"])
+            if not manager and user_id not in _participants(conn, game_id):
+                raise UserError("Only a player or a member with Manage Channel can end this game.", field="user")
+            seq = int(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM game_events WHERE game_id = ?",
+                                   (game_id,)).fetchone()[0]) + 1
+            now = self.now()
+            ev = commands.event("end", None, "Game abandoned (its stored record was damaged)",
+                                {"status": "abandoned", "by": user_id})
+            _insert_event(conn, game_id, seq, now, user_id, ev)
+            conn.execute("UPDATE games SET status = 'abandoned', ended_at = ?, last_seq = ? WHERE id = ?",
+                         (now, seq, game_id))
+            conn.execute("DELETE FROM game_checkpoints WHERE game_id = ?", (game_id,))
+        log.warning("damaged game abandoned", extra={"game_id": game_id, "user_id": user_id})
 
 
 def snapshot_matches(snapshot: str, log: list[dict[str, Any]]) -> bool:
@@ -509,9 +693,50 @@ def parse_log(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
     log = json.loads("[" + ",".join([r[3] for r in rows]) + "]")
     if len(log) != len(rows) or not all(isinstance(ev, dict) for ev in log):
         raise ValueError("a stored event body is not one JSON object")
-    for ev, (seq, ts, actor_user, _) in zip(log, rows, strict=True):
-        ev["seq"], ev["ts"], ev["actor_user"] = seq, ts, actor_user
+    for ev, row in zip(log, rows, strict=True):
+        ev["seq"], ev["ts"], ev["actor_user"] = row[0], row[1], row[2]
     return log
+
+
+def _has_every_field(text: Any) -> bool:
+    """Whether a stored snapshot names every field of the state, its players and its units (a snapshot
+    from before a field existed is read with that field's default, which its log may contradict)."""
+    try:
+        data = json.loads(text)
+        return (data.keys() >= _FIELDS[GameState] and all(p.keys() >= _FIELDS[Player] for p in data["players"])
+                and all(u.keys() >= _FIELDS[Unit] for u in data["units"]))
+    except UNREADABLE:
+        return False
+
+
+_FIELDS = {cls: {f.name for f in fields(cls)} for cls in (GameState, Player, Unit)}
+
+
+def _read_log(conn: Conn, game_id: int) -> list[dict[str, Any]]:
+    """A game's whole log, checked: seqs 1, 2, 3, ... from a start event, each body one JSON object whose
+    type is its row's. Raises one of UNREADABLE when a stored event is damaged."""
+    rows = conn.execute("SELECT seq, ts, actor_user, body, type FROM game_events WHERE game_id = ? ORDER BY seq",
+                        (game_id,)).fetchall()
+    found = parse_log(rows)
+    if not found or found[0].get("type") != "start":
+        raise ValueError("the log does not begin with a start event")
+    for number, (ev, row) in enumerate(zip(found, rows, strict=True), start=1):
+        if ev["seq"] != number or ev.get("type") != row[4] or not isinstance(ev.get("data", {}), dict):
+            raise ValueError(f"stored event {number} is damaged")
+    return found
+
+
+def _participants(conn: Conn, game_id: int) -> set[int]:
+    """Who plays a game, without its state: every user in the log's actor column, and the start event's
+    players if its body still parses."""
+    users = {int(r[0]) for r in conn.execute("SELECT DISTINCT actor_user FROM game_events WHERE game_id = ? "
+                                             "AND actor_user IS NOT NULL", (game_id,))}
+    start = conn.execute("SELECT body FROM game_events WHERE game_id = ? AND seq = 1", (game_id,)).fetchone()
+    try:
+        users |= {int(p["user_id"]) for p in json.loads(start[0])["data"]["players"]}
+    except (*UNREADABLE, TypeError):
+        pass
+    return users
 
 
 def _effective_seqs(conn: Conn, game_id: int) -> list[int]:
@@ -545,7 +770,13 @@ def _refold(conn: Conn, game_id: int, keep: list[int]) -> GameState:
     for row in conn.execute("SELECT depth, seq, state FROM game_checkpoints WHERE game_id = ? AND depth <= ? "
                             "ORDER BY depth DESC", (game_id, len(keep))):
         if keep[row["depth"] - 1] == row["seq"]:
-            start, state = row["depth"], GameState.from_dict(json.loads(row["state"]))
+            try:
+                state = GameState.from_dict(json.loads(row["state"]))
+                state.check()
+            except UNREADABLE:  # a damaged checkpoint: an older one, or the start, serves instead
+                state = None
+                continue
+            start = row["depth"]
             break
     for ev in _load_events(conn, game_id, keep[start:]):
         state = events.initial_state(ev) if state is None else events.apply(state, ev)

@@ -24,6 +24,8 @@ from bot.storage.base import StorageError
 MIN_FREE_BYTES = 1 << 20
 
 FULL_MESSAGE = "Storage is full: nothing was saved. Tell the bot's operator; try again later."
+CORRUPT_MESSAGE = ("The bot's state database is damaged where this command needs it: nothing was saved. "
+                   "Tell the bot's operator (docs/operations.md, \"A damaged state database\").")
 
 
 def cause(error: BaseException) -> str:
@@ -58,6 +60,13 @@ def cause(error: BaseException) -> str:
             return "the folder does not exist and cannot be created"
         return error.strerror or str(error)
     return str(error)
+
+
+def is_corrupt(error: BaseException) -> bool:
+    """True for SQLite's "database disk image is malformed" at run time (damage `quick_check` can miss)."""
+    return isinstance(error, sqlite3.DatabaseError) and (
+        (getattr(error, "sqlite_errorname", "") or "").startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
+        or "malformed" in str(error))
 
 
 def is_full(error: BaseException) -> bool:

@@ -72,7 +72,7 @@ class Table:
 
 GAMES = Table("games", (("id", "int8"), ("channel_id", "int8"), ("guild_id", "int8?"), ("status", "text"),
                         ("edition", "text"), ("created_at", "float8"), ("ended_at", "float8?"), ("last_seq", "int4"),
-                        ("state", "text"), ("depth", "int4")), "id")
+                        ("state", "text"), ("depth", "int4"), ("shape", "int4")), "id")
 EVENTS = Table("game_events", (("game_id", "int8"), ("seq", "int4"), ("ts", "float8"), ("actor_user", "int8?"),
                                ("type", "text"), ("body", "text")), "game_id, seq")
 CHECKPOINTS = Table("game_checkpoints", (("game_id", "int8"), ("depth", "int4"), ("seq", "int4"), ("state", "text")),

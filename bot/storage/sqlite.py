@@ -12,6 +12,12 @@ from pathlib import Path
 from bot import db
 
 
+def _lenient_text(data: bytes) -> str:
+    """Stored text as str even when damaged on disk: sqlite3 otherwise fails the whole row ("Could not decode
+    to UTF-8"), before the store can see that a snapshot is damaged and rebuild it from the log."""
+    return data.decode("utf-8", "replace")
+
+
 class SqliteStorage:
     dialect = "sqlite"
 
@@ -31,6 +37,7 @@ class SqliteStorage:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = db.connect(self.path)
+            conn.text_factory = _lenient_text
             self._local.conn = conn
             with self._guard:
                 self._conns.append(conn)

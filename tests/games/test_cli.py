@@ -60,3 +60,22 @@ def test_export_without_game_exits_2(db_target: Path | str) -> None:
     assert "no game" in json.loads(done.stdout)["error"]
     bad = run(db_target, "export", "--channel", "-5")
     assert bad.returncode == 2 and "channel id" in bad.stderr
+
+
+def test_verify_repair_rewrites_a_snapshot_from_the_log(db_target: Path | str) -> None:
+    """`game verify` reports a snapshot that parses but differs from its log; `--repair` rewrites it."""
+    store = GameStore(db_target)
+    store.start(42, 1, user_id=111, user_name="Alice", opponent_id=222, opponent_name="Bob", edition="10e",
+                faction="Leagues of Votann", opponent_faction="Orks")
+    store.act(42, gc.vp_add, 222, 4)
+    with store.storage.transaction(42) as conn:
+        text = conn.execute("SELECT state FROM games WHERE channel_id = 42").fetchone()[0]
+        conn.execute("UPDATE games SET state = ? WHERE channel_id = 42", (text.replace('"vp":4', '"vp":9'),))
+    store.close()
+    found = run(db_target, "verify", "--channel", "42")
+    assert found.returncode == 1 and json.loads(found.stdout) == {"channel": 42, "consistent": False}
+    fixed = run(db_target, "verify", "--channel", "42", "--repair")
+    assert fixed.returncode == 0, fixed.stderr
+    assert json.loads(fixed.stdout) == {"channel": 42, "consistent": True, "repaired": True}
+    again = run(db_target, "verify", "--channel", "42", "--repair")
+    assert json.loads(again.stdout) == {"channel": 42, "consistent": True, "repaired": False}

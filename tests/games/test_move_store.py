@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.games import commands as gc
-from bot.games.store import GameStore
+from bot.games.store import MIGRATIONS, GameStore
 from bot.guild_settings import GuildSettings
 from bot.storage.base import StorageUnavailable
 from bot.web.tokens import OverlayTokens
@@ -312,7 +312,7 @@ def test_least_privilege_role_starts_and_moves(tmp_path: Path, pg_server) -> Non
         conn.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO {role}")
         conn.execute(f"GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA {schema} TO {role}")
     url = pg_server.url(schema=schema).replace(f"{quote('cogitator')}@", f"{role}@")
-    assert check_postgres(url)["games"] == 3
+    assert check_postgres(url)["games"] == len(MIGRATIONS["postgresql"])
     source_path = tmp_path / "source.db"
     seed_sqlite(source_path, games=5)
     source, target = open_storage(source_path), open_storage(url)
