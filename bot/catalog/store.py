@@ -313,6 +313,10 @@ class CatalogStore:
         """FTS5 search for rows containing all `words` (each quoted, so no query syntax gets through).
 
         Falls back to any-word matching when all-words finds nothing. Returns (rowid, bm25) best first.
+
+        Hand-written, not sqlite-utils' `Table.search`: on the full catalog that took 1.73x the CPU time
+        (1.45 against 0.84 ms a query over the 956 expressions of the labelled and player queries, same
+        rows in the same order; bench/bench_catalog_sql.py), and this runs on every /rule fallback.
         """
         safe = [w for w in (re.sub(r"[^\w]", "", w) for w in words) if w][:12]
         if not safe:
