@@ -130,7 +130,9 @@ def _show(value: float) -> str:
 
 
 def check_tree(tree: Any) -> None:
-    """Every number of a JSON/XML tree (iteratively: the depth is already bounded, but a walk needs no stack)."""
+    """Every number of a JSON/XML tree (iteratively: the depth is already bounded, but a walk needs no stack),
+    and a roster's unit count."""
+    check_roster_units(tree)
     pending: list[tuple[str, Any]] = [("", tree)]
     while pending:
         key, value = pending.pop()
@@ -140,6 +142,23 @@ def check_tree(tree: Any) -> None:
             pending.extend((key, item) for item in value)
         else:
             check_number(key, value)
+
+
+def check_roster_units(tree: Any) -> None:
+    """A BattleScribe-schema roster (NewRecruit, ListForge, .ros): its forces' top-level unit and model
+    selections, counted before wh40kdc's adapter walks them (28,000 units took it a second)."""
+    roster = tree.get("roster") if isinstance(tree, dict) else None
+    forces = list(roster.get("forces") or []) if isinstance(roster, dict) else []
+    units = 0
+    while forces:
+        force = forces.pop()
+        if not isinstance(force, dict):
+            continue
+        forces.extend(force.get("forces") or [])
+        units += sum(1 for s in force.get("selections") or [] if isinstance(s, dict) and s.get("type") in
+                     ("unit", "model"))
+    if units > MAX_UNITS:
+        raise ListError(f"The list has {units:,} units; the limit is {MAX_UNITS}.")
 
 
 def check_parsed(parsed: dict[str, Any]) -> None:

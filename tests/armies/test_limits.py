@@ -139,3 +139,12 @@ def test_hostile_list_shapes_are_refused_clearly(shape: tuple[str, bytes]) -> No
     with pytest.raises(ListError) as refused:
         parse_list(data, filename=name)
     assert str(refused.value)
+
+
+def test_a_roster_is_counted_before_wh40kdcs_adapter_walks_it() -> None:
+    """decode() alone (no adapter) refuses a NewRecruit roster of 28,000 unit selections (one MB of JSON)."""
+    tree = json.loads((FIXTURES / "orks_newrecruit.json").read_text())
+    force = tree["roster"]["forces"][0]
+    force["selections"] += [{"name": "Boyz", "type": "unit", "number": 1}] * 28_000
+    with pytest.raises(ListError, match="The list has 28,0"):
+        decode(json.dumps(tree).encode(), "list.json")
