@@ -20,6 +20,7 @@ from discord.ext import commands
 
 from bot.catalog.model import Entry, Hit
 from bot.catalog.normalize import clean_text
+from bot.catalog.search import looks_like_question, query_edition
 from bot.catalog.service import Catalog
 from bot.discord_glue.choices import faction_choices
 from bot.errors import UserError
@@ -31,6 +32,7 @@ from bot.render.rules import (
     errata_field,
     hit_detail,
     hit_label,
+    load_hint,
     no_match_embed,
     not_loaded_embed,
     parts_fields,
@@ -116,9 +118,9 @@ def render_answer(catalog: Catalog, entry: Entry, page: int = 0) -> tuple[discor
     return embed, answer_view(entry, page, catalog)
 
 
-def edition_note(catalog: Catalog, entry: Entry, asked: str) -> str:
-    """Said in the body when the answer is from another edition than the server plays: whether the
-    asked edition has an entry of this name at all."""
+def edition_note(catalog: Catalog, entry: Entry, asked: str, *, typed: bool = False) -> str:
+    """Said in the body when the answer is from another edition than the one wanted (named in the query when
+    `typed`, else the server's): whether that edition has an entry of this name at all, and how to load it."""
     from bot.catalog.normalize import normalize
     from bot.catalog.things import name_key
 
@@ -126,8 +128,10 @@ def edition_note(catalog: Catalog, entry: Entry, asked: str) -> str:
     has_asked = any(r.edition == asked and r.kind == entry.kind for r in same)
     shown, wanted = edition_label(entry.edition), edition_label(asked)
     if has_asked:
-        return f"**{shown} answer.** This server plays {wanted}: ask with `edition:{asked}` for that version."
-    return f"**{shown} answer:** no {wanted} entry of this name is loaded."
+        who = f"You asked for {wanted}" if typed else f"This server plays {wanted}"
+        return f"**{shown} answer.** {who}: ask with `edition:{asked}` for that version."
+    hint = "" if catalog.full_sources_loaded() else " " + load_hint(asked)
+    return f"**{shown} answer:** no {wanted} entry of this name is loaded.{hint}"
 
 
 def _full_text_elsewhere(catalog: Catalog, entry: Entry) -> Entry | None:
@@ -269,20 +273,27 @@ class Rules(commands.Cog):
             if resolution.best is not None and resolution.confident:
                 entry = resolution.best
             elif not plausible:
-                await interaction.response.send_message(embed=no_match_embed(query, resolution.candidates[:5]),
-                                                        ephemeral=True, allowed_mentions=NO_MENTIONS)
+                partial = not catalog.full_sources_loaded()
+                await interaction.response.send_message(
+                    embed=no_match_embed(query, resolution.candidates[:5], partial=partial),
+                    ephemeral=True, allowed_mentions=NO_MENTIONS)
                 return
             else:  # even a single look-alike is offered, not answered: it was not a confident match
+                question = looks_like_question(query)
+                partial = question and not catalog.full_sources_loaded()
                 view = discord.ui.View(timeout=None)
                 view.add_item(PickSelect(interaction.user.id, plausible[:PICKER_SIZE]))
-                await interaction.response.send_message(embed=picker_embed(query, plausible), view=view,
-                                                        allowed_mentions=NO_MENTIONS)
+                await interaction.response.send_message(
+                    embed=picker_embed(query, plausible, partial=partial, question=question),
+                    view=view, allowed_mentions=NO_MENTIONS)
                 return
         if entry is None:
             raise UserError(f"Nothing matches {escape(truncate(query, 80))}.", field="query")
         embed, view = render_answer(catalog, entry)
-        if edition is None and entry.edition != prefer:
-            embed.description = truncate(edition_note(catalog, entry, prefer) + "\n\n" + (embed.description or ""), 4096)
+        typed = query_edition(query)  # "tank shock 10e": that edition, or say it is not loaded
+        if edition is None and entry.edition != (typed or prefer):
+            note = edition_note(catalog, entry, typed or prefer, typed=typed is not None)
+            embed.description = truncate(note + "\n\n" + (embed.description or ""), 4096)
         kwargs = {"view": view} if view else {}
         await interaction.response.send_message(embed=embed, allowed_mentions=NO_MENTIONS, **kwargs)
 

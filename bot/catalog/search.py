@@ -64,7 +64,7 @@ FUZZY_CONFIDENT_SCORE = 68.0
 FUZZY_CONFIDENT_MARGIN = 4.0
 FUZZY_CONFIDENT_RATIO = 85.0
 
-_EDITION_WORDS = {"10e": "10e", "10th": "10e", "11e": "11e", "11th": "11e"}
+_EDITION_WORDS = {"10e": "10e", "10th": "10e", "10ed": "10e", "11e": "11e", "11th": "11e", "11ed": "11e"}
 _QUESTION_WORDS = {"stratagem", "stratagems", "datasheet", "unit", "units", "weapon", "weapons", "which", "what", "how", "where", "when", "does", "do", "can", "is", "are", "find", "search",
                    "mentions", "mention", "mentioning", "about", "rule", "rules", "text", "that", "with", "the",
                    "a", "an", "of", "for", "to", "in", "on", "any", "me", "show", "say", "says"}
@@ -540,6 +540,25 @@ def parameterless(q: str) -> str:
     if len(words) > 1 and words[0] == "anti":
         return "anti"
     return " ".join(words)
+
+
+def query_edition(query: str) -> str | None:
+    """The edition a query names ("tank shock 10e", "blast 11th"), or None: the answer must be that edition's
+    or say that it is not loaded."""
+    for word in normalize((query or "")[:MAX_QUERY_CHARS]).split():
+        if word in _EDITION_WORDS:
+            return _EDITION_WORDS[word]
+    return None
+
+
+_ASKING = frozenset({"can", "could", "does", "do", "did", "is", "are", "how", "what", "when", "which", "why", "where",
+                     "who", "if", "should", "must", "may", "will", "would", "whats", "hows", "cant", "wont"})
+
+
+def looks_like_question(query: str) -> bool:
+    """A sentence asked rather than a name typed: a "?", or three or more words opened by a question word."""
+    words = normalize((query or "")[:MAX_QUERY_CHARS]).split()
+    return "?" in (query or "")[:MAX_QUERY_CHARS] or (len(words) >= 3 and words[0] in _ASKING)
 
 
 def kind_hint(query: str) -> str | None:

@@ -40,6 +40,7 @@ from bot.catalog.search import (
     kind_hint,
     load_aliases,
     looks_hostile,
+    looks_like_question,
 )
 from bot.catalog.store import CatalogDamaged, CatalogStore
 from bot.catalog.things import name_key
@@ -53,6 +54,10 @@ RECENT_AUTOCOMPLETE = 2048  # cached autocomplete answers (cleared whenever the 
 
 Kinds = str | tuple[str, ...] | list[str] | None
 # Without an edition filter, the current edition wins ties (pass prefer_edition=None for no preference).
+
+
+def readings_keys(readings: list[str]) -> set[str]:
+    return {name_key(r) for r in readings}
 
 
 def _kinds(kind: Kinds) -> tuple[str, ...] | None:
@@ -131,6 +136,10 @@ class Catalog:
         hits, scores = self._search(query, kind=kind, edition=edition, limit=10, prefer_edition=prefer_edition,
                                     faction=faction)
         sure = bool(hits) and confident(query, scores, hits)
+        if sure and looks_like_question(query) and name_key(normalize(hits[0].name)) not in name_key(normalize(query)):
+            # a question whose best hit is not named in it ("can i shoot after falling back" -> a stratagem that
+            # mentions falling back) is a guess from the text: offer it, never claim it is the answer
+            sure = False
         if isinstance(query, str) and query.strip() and not looks_hostile(query):
             readings = [text for text, _ in self.index.variants(normalize(self.index.reading(query[:200])))]
             if sure and len(readings) > 1:
@@ -140,6 +149,10 @@ class Catalog:
                 q = normalize(query[:200])
                 meant = readings[1:] if q in self.aliases.whole or q in self.aliases.words else readings
                 sure = any(name_key(r) in top or top in name_key(r) for r in meant if name_key(r))
+            unloaded = self._unloaded_rules(query[:200])
+            if unloaded is not None and not (sure and name_key(normalize(hits[0].name)) in readings_keys(readings)):
+                # "19.02" or "T12" on the embedded data: the full data has it; say so, do not guess
+                return Resolution(None, False, hits, missing=unloaded)
             known = self.known.find(readings, _kinds(kind), typos=not sure)
             shorthand_read = self.shorthand.read(query[:200])
             if shorthand_read is not None and any(h.id for h in hits if self._numbered(h, shorthand_read.numbers)):
@@ -154,6 +167,18 @@ class Catalog:
             return Resolution(None, False, [])
         best = self.get(hits[0].id)
         return Resolution(best, sure and best is not None, hits)
+
+    def _unloaded_rules(self, query: str) -> KnownName | None:
+        """On the embedded data, a query naming core rules by number ("19.02", "rule 13.08") or through shorthand
+        ("T12") none of which is loaded: what to tell the asker (the full data would answer it)."""
+        reading = self.shorthand.read(query)
+        numbers = reading.numbers if reading is not None else ()
+        if not numbers or any(self.index.by_number.get(n) for n in numbers) or self.full_sources_loaded():
+            return None
+        typed, meaning = reading.said[0]
+        if meaning.startswith("rule "):
+            return KnownName(f"Rule {numbers[0]}", "core rules number of the 11th edition", ("rule",))
+        return KnownName(meaning, f"term of the 11th-edition core rules ({', '.join(numbers)})", ("rule",))
 
     def _numbered(self, hit: Hit, numbers: tuple[str, ...]) -> bool:
         idx = self.index.by_id.get(hit.id)

@@ -372,7 +372,9 @@ def add_sources(embed: discord.Embed, entry: Entry, add=None) -> None:
 # Misses
 
 
-def no_match_embed(query: str, suggestions: list[Hit]) -> discord.Embed:
+def no_match_embed(query: str, suggestions: list[Hit], *, partial: bool = False) -> discord.Embed:
+    """`partial`: only the embedded data is loaded, so the miss may be the data's, and the answer says how to load
+    the rest instead of a silent "No match"."""
     shown = escape(truncate(" ".join(query.split()), 80)) or "that"
     if suggestions:
         lines = "\n".join(f"- {escape(hit_label(h))}" for h in suggestions[:5])
@@ -380,11 +382,22 @@ def no_match_embed(query: str, suggestions: list[Hit]) -> discord.Embed:
     else:
         text = (f"Nothing in the catalog matches **{shown}**. Try a rule, stratagem or unit name, "
                 "e.g. `lethal hits`, `command re-roll` or `stompa`.")
+    if partial:
+        text += f"\n\n{PARTIAL_DATA_NOTE}{load_hint()}"
     return discord.Embed(title="No match", description=text, colour=COLOUR_ERROR)
 
 
 DATA_UPDATE_HINT = ("An admin can run `python -m bot data update` (or import a game-datacards folder with "
                     "`python -m bot import gdc FOLDER`) to load the complete rules.")
+DATA_UPDATE_HINT_10E = ("An admin can run `python -m bot data update` (or import a Wahapedia export with "
+                        "`python -m bot import wahapedia FOLDER`) to load the complete 10th edition rules.")
+PARTIAL_DATA_NOTE = ("Only the embedded data is loaded (seed pages and wh40kdc unit data): most rules text and the "
+                     "numbered core rules are not. ")
+
+
+def load_hint(edition: str | None = None) -> str:
+    """How an admin loads the complete rules of `edition` (both editions when None)."""
+    return DATA_UPDATE_HINT_10E if edition == "10e" else DATA_UPDATE_HINT
 
 
 def not_loaded_embed(known, mentions: list[Hit], *, full: bool) -> discord.Embed:  # noqa: ANN001 - KnownName
@@ -396,7 +409,7 @@ def not_loaded_embed(known, mentions: list[Hit], *, full: bool) -> discord.Embed
                 "of that name.")
     else:
         text = (f"**{escape(known.name)}** is {article} {escape(what)}; it is not in the embedded data (seed pages "
-                f"and wh40kdc unit data). {DATA_UPDATE_HINT}")
+                f"and wh40kdc unit data). {load_hint()}")
     embed = discord.Embed(title="Not in the loaded data", description=text, colour=COLOUR_ERROR)
     if mentions:
         embed.add_field(name="Nearest entries (not that rule)", value=truncate(
@@ -404,9 +417,14 @@ def not_loaded_embed(known, mentions: list[Hit], *, full: bool) -> discord.Embed
     return embed
 
 
-def picker_embed(query: str, hits: list[Hit]) -> discord.Embed:
+def picker_embed(query: str, hits: list[Hit], *, partial: bool = False, question: bool = False) -> discord.Embed:
+    """`question`: a sentence asked, none of whose hits is sure to answer it, so the menu says so instead of
+    claiming a match; `partial`: asked of the embedded data only, so it also says the complete rules are not loaded."""
     shown = escape(truncate(" ".join(query.split()), 80))
-    embed = discord.Embed(title="Did you mean…", colour=COLOUR_RULES,
-                          description=f"Several entries match **{shown}**. Choose one below.")
+    text = (f"I'm not sure which rule answers **{shown}**. The closest entries are below." if question
+            else f"Several entries match **{shown}**. Choose one below.")
+    if partial:
+        text += f"\n\n{PARTIAL_DATA_NOTE}{load_hint()}"
+    embed = discord.Embed(title="Did you mean…", colour=COLOUR_RULES, description=text)
     embed.set_footer(text="Only the person who asked can choose.")
     return embed
