@@ -30,10 +30,10 @@ from bot.armies.model import Army
 from bot.armies.parse import dataset, for_edition, read_army
 
 WORKERS = 1  # real lists take milliseconds; the cap and the admission below bound the rest
-# Address space of the list worker: a warm worker maps ~200 MB (Python and numpy from the shared
-# forkserver, ~80 MB of dataset); the largest list within the limits needs far less than the rest
-# (bench/bench_hostile_lists.py).
-WORKER_MB = 512
+# Address space of the list worker: a warm worker maps ~205 MB (Python and numpy from the shared forkserver,
+# ~80 MB of dataset); the costliest lists within the limits (bench/bench_hostile_lists.py and the notes in
+# docs/operations.md) add ~40 MB and 1-2 s, so 384 MB leaves room to spare.
+WORKER_MB = 384
 TIMEOUT_S = 10.0
 PER_USER = 1
 PER_GUILD = 2
