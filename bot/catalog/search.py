@@ -31,6 +31,7 @@ from pathlib import Path
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
 
+from bot.catalog import vocabulary
 from bot.catalog.known import bare
 from bot.catalog.model import Hit
 from bot.catalog.normalize import normalize, rule_number
@@ -89,14 +90,17 @@ class Record:
 
 @dataclass(frozen=True)
 class Aliases:
-    """`words` expand inside any query; `whole` only when they are the entire query."""
+    """`words` expand inside any query; `whole` only when they are the entire query. `names`: the meanings
+    that are exact entry names from the player vocabulary (not rule words to look for among known names)."""
 
     words: dict[str, list[str]]
     whole: dict[str, list[str]]
+    names: frozenset[str] = frozenset()
 
 
-def load_aliases(path: Path) -> Aliases:
-    """`data/aliases.toml`: `[aliases]` and `[whole]` tables of abbreviation = expansion (or a list)."""
+def load_aliases(path: Path, vocabulary_path: Path | None = None) -> Aliases:
+    """`data/aliases.toml`: `[aliases]` and `[whole]` tables of abbreviation = expansion (or a list); plus the
+    player vocabulary (`data/vocabulary.tsv`), read as word aliases where the alias table has no such word."""
     with open(path, "rb") as fh:
         raw = tomllib.load(fh)
 
@@ -107,7 +111,13 @@ def load_aliases(path: Path) -> Aliases:
             out[normalize(key)] = [normalize(v) for v in values]
         return out
 
-    return Aliases(table("aliases"), table("whole"))
+    words, whole = table("aliases"), table("whole")
+    names: set[str] = set()
+    for term in vocabulary.load(vocabulary_path) if vocabulary_path is not None else ():
+        if term.term not in words and term.term not in whole:
+            words[term.term] = [normalize(term.target)]
+            names.add(normalize(term.target))
+    return Aliases(words, whole, frozenset(names))
 
 
 class SearchIndex:

@@ -77,7 +77,7 @@ class Catalog:
         self.store = store
         self.data_root = data_root
         self.imports_root = imports_root  # where imports are kept; None: not kept (a throwaway catalog)
-        self.aliases = load_aliases(data_root / "aliases.toml")
+        self.aliases = load_aliases(data_root / "aliases.toml", data_root / "vocabulary.tsv")
         self.shorthand = shorthand.load(data_root / "shorthand.toml")
         self._lock = threading.Lock()
         self.index = SearchIndex(store.index_rows(), self.aliases, self.shorthand)
@@ -202,7 +202,7 @@ class Catalog:
         sources (known_list.py), plus the alias table's meanings,
         except meanings that only name part of a unit or weapon ("gatler" of Supa-gatler)."""
         meanings = {v for table in (self.aliases.words, self.aliases.whole) for values in table.values()
-                    for v in values}
+                    for v in values} - self.aliases.names  # the vocabulary's targets are entry names already
         names = [name_key(n) for n in self.index.names]
         keys = {m: name_key(m) for m in meanings}
         rules = sorted(m for m in meanings if not any(keys[m] in n and keys[m] != n for n in names))
