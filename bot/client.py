@@ -161,6 +161,7 @@ class CogitatorBot(commands.AutoShardedBot):
         self.data_refresh_task: asyncio.Task | None = None  # COGITATOR_DATA_REFRESH; kept so it is not collected
 
     async def setup_hook(self) -> None:
+        await asyncio.to_thread(self.services.open_state)
         for name in cog_modules():
             await self.load_extension(name)
         log.info("cogs loaded", extra={"commands": len(self.tree.get_commands())})

@@ -49,7 +49,7 @@ class Services:
     def games(self) -> GameStore:
         from bot.games.store import GameStore
 
-        return GameStore(self.storage, now=self.now)
+        return GameStore(self.storage, now=lambda: self.now())  # read at each use: tests replace the clock
 
     @cached_property
     def guild_settings(self) -> GuildSettings:
@@ -85,6 +85,12 @@ class Services:
         from bot.sim.planner import UnitPlanner
 
         return UnitPlanner(self.catalog)
+
+    def open_state(self) -> None:
+        """Open the state stores now, at start-up, rather than on the first command: their connections (and
+        SQLite's -wal and -shm files) then exist before the disk can fill, so reads keep answering on a full
+        disk (a first connection there fails: SQLite cannot create its shared-memory file)."""
+        _ = self.games, self.guild_settings, self.overlay_tokens
 
     def close(self) -> None:
         """Close whatever was opened; safe to call twice."""

@@ -35,7 +35,7 @@ def cause(error: BaseException) -> str:
     if isinstance(error, sqlite3.Error):
         name = getattr(error, "sqlite_errorname", "") or ""
         text = str(error)
-        if name.startswith("SQLITE_FULL") or "disk is full" in text:
+        if is_full(error):
             return "the disk is full"
         if name.startswith("SQLITE_READONLY") or "readonly" in text:
             return "it is read-only (file or folder permissions, or a read-only file system)"
@@ -72,7 +72,9 @@ def is_corrupt(error: BaseException) -> bool:
 def is_full(error: BaseException) -> bool:
     """True for the errors a full disk (or quota) gives at run time."""
     if isinstance(error, sqlite3.Error):
-        return (getattr(error, "sqlite_errorname", "") or "").startswith("SQLITE_FULL") or "disk is full" in str(error)
+        name = getattr(error, "sqlite_errorname", "") or ""
+        # SHMSIZE: a connection could not grow the -shm file, which on a full disk is how SQLite says it
+        return name.startswith("SQLITE_FULL") or name == "SQLITE_IOERR_SHMSIZE" or "disk is full" in str(error)
     return isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
@@ -143,6 +145,11 @@ def check_state_database(path: Path, *, init: bool = False) -> dict[str, int]:
     except StorageError:
         raise
     except (sqlite3.Error, OSError, db.SchemaTooNew) as error:
+        free = _free_bytes(path)
+        if isinstance(error, sqlite3.Error) and free is not None and free < MIN_FREE_BYTES:
+            # SQLite reports most writes that find no room as "disk I/O error"
+            raise StorageError(f"the state database {path} cannot be used: the disk is full ({free // 1024} KB "
+                               f"free, at least {MIN_FREE_BYTES // 1024} KB needed)") from None
         raise _fail(path, error) from None
     finally:
         if conn is not None:

@@ -29,6 +29,9 @@ class SqliteStorage:
         self._guard = threading.Lock()
         self._locks: dict[int | None, threading.Lock] = {}
         self._closed = False
+        # Held until close: while any connection is open SQLite keeps the -wal and -shm files, so a worker
+        # thread's first connection on a disk that filled up since can still read (it could not create them).
+        self._conn()
 
     def _conn(self) -> sqlite3.Connection:
         """One connection per thread: a sqlite3 connection holds one transaction at a time."""

@@ -11,6 +11,7 @@ import json
 import logging
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -97,3 +98,20 @@ def export_game(db: Path, data: Path, channel_id: int) -> dict[str, Any]:
     if done.returncode != 0:
         raise FakeDiscordError(f"game export failed ({done.returncode}): {done.stdout} {done.stderr}")
     return json.loads(done.stdout)
+
+
+@pytest.fixture
+def tiny_disk() -> Iterator[Path]:
+    """A real 2 MB tmpfs, room for a bot to start (needs root and mount rights; skipped with the reason otherwise)."""
+    mount = Path(tempfile.mkdtemp(prefix="cogitator-full-"))
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True,
+                       text=True, check=False)
+    if p.returncode != 0:
+        mount.rmdir()
+        pytest.skip(f"cannot mount a tiny tmpfs here ({p.stderr.strip()[:80]}); the SQLITE_FULL path is "
+                    "covered by tests/foundation/test_storage_full.py")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
+        mount.rmdir()

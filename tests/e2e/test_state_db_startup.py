@@ -142,23 +142,6 @@ def test_read_only_file_or_folder_is_refused(tmp_path: Path, what: str) -> None:
         assert any(w in p.stderr for w in ("read-only", "permission", "cannot be opened")), p.stderr
 
 
-@pytest.fixture
-def tiny_disk() -> Iterator[Path]:
-    """A real 512 KB tmpfs (needs root and mount rights; skipped with the reason otherwise)."""
-    mount = Path(tempfile.mkdtemp(prefix="cogitator-full-"))
-    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mount)], capture_output=True,
-                       text=True, check=False)
-    if p.returncode != 0:
-        mount.rmdir()
-        pytest.skip(f"cannot mount a tiny tmpfs here ({p.stderr.strip()[:80]}); the SQLITE_FULL path is "
-                    "covered by tests/foundation/test_storage_check.py")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", str(mount)], check=False)
-        mount.rmdir()
-
-
 def test_a_full_disk_is_refused_at_start_up(tiny_disk: Path, tmp_path: Path) -> None:
     path = tiny_disk / "state.db"
     make_game_db(path)
@@ -232,4 +215,5 @@ def test_processes_starting_together_on_a_new_path_all_start(tmp_path: Path) -> 
             path = tmp_path / f"round{round_}" / "state.db"
             results = pool.starmap(_start_on, [(str(path), barrier)] * processes)
             assert results == ["ok"] * processes, results
-            assert sorted(p.name for p in path.parent.iterdir()) == ["state.db"], "no partial file is left"
+            # (-wal and -shm may stay: SQLite removes them only when a last closer gets the lock alone)
+            assert [p.name for p in path.parent.iterdir() if ".partial-" in p.name] == [], "no partial file is left"
