@@ -188,3 +188,24 @@ def _inject(drawn: tuple[str, list[str], str | None, str | None]) -> str:
     if count is not None:
         text = _COUNT.sub(lambda m: f"{m.group(1)}{count}x ", text, count=2)
     return text
+
+
+def request_head(target: str, *, line_max: int = 7900, lines_max: int = 50) -> st.SearchStrategy[tuple[bytes, list[int]]]:
+    """An HTTP request head for `target` (each line within aiohttp's own limits, so only the total can be
+    at fault) and where to cut it into separate sends: one send, many small pieces, a cut inside the closing
+    blank line. Heads range from a few bytes to ~400 KB, many near the live board's 32 KB cap."""
+    start = f"GET {target} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n".encode()
+
+    def build(values: list[int]) -> bytes:
+        return start + b"".join(b"X-%d: %s\r\n" % (i, b"v" * n) for i, n in enumerate(values)) + b"\r\n"
+
+    near_cap = st.lists(st.just(line_max), min_size=3, max_size=5).flatmap(
+        lambda big: st.integers(0, line_max).map(lambda tail: [*big, tail]))
+    heads = st.one_of(st.lists(st.integers(0, line_max), max_size=lines_max), near_cap).map(build)
+
+    def cuts(head: bytes) -> st.SearchStrategy[tuple[bytes, list[int]]]:
+        inside_end = st.sampled_from([[len(head) - k] for k in (1, 2, 3)])
+        anywhere = st.lists(st.integers(1, len(head) - 1), max_size=8).map(lambda c: sorted(set(c)))
+        return st.tuples(st.just(head), st.one_of(st.just([]), inside_end, anywhere))
+
+    return heads.flatmap(cuts)

@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 import logging
 import socket
+import time
 
 import aiohttp
 import pytest
@@ -199,3 +200,53 @@ async def test_a_page_that_stops_reading_is_dropped(web_console: ConsoleSession,
     assert not replies[0].ephemeral, "the bot still answers"
     no_tracebacks(caplog)
     assert any("stopped reading its stream" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.asyncio
+async def test_header_shapes_fuzz(web_console: ConsoleSession, caplog: pytest.LogCaptureFixture) -> None:
+    """Generated heads and cuts (tests/fuzz/hostile.py): a head over the cap is refused however it is cut,
+    one within it is served; sent from a thread with blocking sockets while this loop serves them."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from tests.fuzz.hostile import request_head
+
+    await start_game(web_console)
+    link = await overlay_link(web_console)
+    port = web_console.bot.web.port
+    limit = web_console.bot.web.settings.header_bytes_max
+    target = "/o/" + link.split("/o/")[1] + "state"
+    seen = {"refused": 0, "served": 0}
+
+    def send(head: bytes, cuts: list[int]) -> bytes:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            try:
+                for begin, end in zip([0, *cuts], [*cuts, len(head)], strict=True):
+                    sock.sendall(head[begin:end])
+                    time.sleep(0.002)
+            except OSError:
+                pass  # refused mid-way: the server closed first
+            answer = b""
+            try:
+                while chunk := sock.recv(65536):
+                    answer += chunk
+            except ConnectionResetError:
+                pass
+            return answer
+
+    @settings(max_examples=60, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.data())
+    def check(data: st.DataObject) -> None:
+        head, cuts = data.draw(request_head(target))
+        answer = send(head, cuts)
+        if len(head) > limit:
+            assert answer in (b"", guard.TOO_LARGE), (len(head), cuts, answer[:60])
+            seen["refused"] += 1
+        else:
+            assert answer.startswith(b"HTTP/1.1 200 "), (len(head), cuts, answer[:60])
+            seen["served"] += 1
+
+    await asyncio.to_thread(check)
+    assert seen["refused"] and seen["served"], seen
+    no_tracebacks(caplog)
