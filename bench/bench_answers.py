@@ -8,7 +8,8 @@ Per set (frozen, held-out), on the embedded data and with the full data (Wahaped
   - questions: an accepted entry among the first 3 shown (a direct answer shows one thing)
   - confident wrong answers: a direct answer naming nothing accepted
   - on the embedded data also "honest": "not in the loaded data", or the other edition's text saying the asked
-    one is not loaded, when no accepted entry is loaded; and "silent No match" (the worst answer)
+    one is not loaded, when no accepted entry is loaded; and "silent No match" (the worst answer: a No match
+    that does not say how to load the complete rules)
   - answer time p99 (console round trip) for names and for questions; autocomplete p99 (every prefix)
 
 The FAQ as a question set (full data only): each entry of game-datacards `faqs.json`, its question (or errata
@@ -165,8 +166,8 @@ async def score_set(console: ConsoleSession, rows: list[dict]) -> SetScore:
         if not any(hits) and not loaded(catalog, row) and (
                 s.form == "not-loaded" or (s.form == "answer" and "edition answer:** no" in s.body)):
             out.honest += 1
-        if s.form == "no-match":
-            out.silent_no_match += 1
+        if s.form == "no-match" and "data update" not in s.body:
+            out.silent_no_match += 1  # a No match that does not say how to load the complete rules
     return out
 
 

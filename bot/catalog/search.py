@@ -59,6 +59,8 @@ MAX_READINGS = 12  # readings of one query searched (each is a pass over the nam
 AUTOCOMPLETE_FUZZY_BELOW = 80.0  # autocomplete runs the fuzzy tier only when no name has the typed words
 NUMBER_SCORE = 101.0  # a rule number ("24.33", "rule 13.08") or the rules a shorthand names: above any name
 NUMBER_STEP = 0.5  # each further rule a shorthand names ranks a little lower (a picker, not a confident answer)
+KIND_WORD_BONUS = 3.0  # "morty datasheet": entries of the kind named by the query's last word rank first
+KIND_WORD_PENALTY = 2.0  # the query read with that last word as part of the name
 CONFIDENT_SCORE = 88.0
 CONFIDENT_MARGIN = 1.5
 FUZZY_CONFIDENT_SCORE = 68.0
@@ -434,6 +436,11 @@ class SearchIndex:
             prefer_edition = _EDITION_WORDS[next(w for w in words if w in _EDITION_WORDS)]
             q = " ".join(kept)
         question = bool(words) and (words[0] in _QUESTION_WORDS and len(words) >= 3)
+        literal, named_kind = q, None
+        tail = q.split()
+        if len(tail) >= 2 and tail[-1] in _KIND_WORDS and tail[0] not in _QUESTION_WORDS:
+            # "morty datasheet", "aoc strat": the last word says what kind of thing, not part of its name
+            named_kind, q = _KIND_WORDS[tail[-1]], " ".join(tail[:-1])
         rec_scores: dict[int, float] = {}
         for i, number in enumerate(numbers):  # a rule number named outright beats any name: most relevant first
             for idx in self.by_number.get(number, ()):
@@ -441,6 +448,8 @@ class SearchIndex:
         if not q:
             return rec_scores, prefer_edition, question
         variants = self.variants(q)
+        if named_kind is not None:  # the words as typed still count, a little behind ("Rapid Ingress ability"?)
+            variants.append((literal, KIND_WORD_PENALTY))
         name_scores: list[tuple[dict[str, float], float]] = []
         for variant, penalty in variants:
             for alias_idx in self.by_alias.get(variant, ()):
@@ -475,6 +484,10 @@ class SearchIndex:
             for idx in self.by_name[name]:
                 if s > rec_scores.get(idx, -1.0):
                     rec_scores[idx] = s
+        if named_kind is not None:
+            for idx in rec_scores:
+                if self.records[idx].kind == named_kind:
+                    rec_scores[idx] += KIND_WORD_BONUS
         return rec_scores, prefer_edition, question
 
     def rank(self, rec_scores: dict[int, float], kinds, edition, prefer_edition, faction, limit

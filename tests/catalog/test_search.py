@@ -217,3 +217,18 @@ def test_an_abbreviation_no_name_matches_searches_the_text_for_its_meaning(base_
             assert "feel no pain" in catalog.get(hit.id).text.lower()
     finally:
         catalog.close()
+
+
+@pytest.mark.parametrize("query, name, kind", [
+    ("stompa datasheet", "Stompa", "datasheet"), ("lethal hits rule", "Lethal Hits", "rule"),
+    ("morty datasheet", "Mortarion", "datasheet"),
+    # a name that ends with a kind word is still itself
+    ("attached units", "Attached Units", "rule"), ("charging with a unit", "Charging with a Unit", "rule"),
+])
+def test_a_trailing_kind_word_says_what_kind_of_thing(small_catalog: Catalog, query: str, name: str,
+                                                      kind: str) -> None:
+    """Players add the kind ("morty datasheet", "aoc strat"); it used to count as part of the name, so nothing
+    matched well enough to answer."""
+    resolution = small_catalog.resolve(query)
+    assert resolution.confident and resolution.best is not None, resolution.candidates[:3]
+    assert (resolution.best.name, resolution.best.kind) == (name, kind)
