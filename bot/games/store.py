@@ -7,20 +7,22 @@ game, runs a command (which only returns events), appends the events and rewrite
 no update is lost. The snapshot is a cache: `verify()` re-folds the log and compares. The log is
 append-only in the database itself (triggers on both backends).
 
-Why one file of about 640 lines (issue 20 asks each product file over 500 lines for a reason): `GameStore`
+A snapshot that can't be read is rebuilt from the log inside the same transaction (`_heal`); a log that
+can't be read either leaves only `/game end abandon:true` (`DamagedGame`). Snapshots of an older format are
+rebuilt when the store opens (`upgrade_snapshots`).
+
+Why one file of about 630 lines (issue 20 asks each product file over 500 lines for a reason): `GameStore`
 is one class whose every public method is one transaction over the same three tables (games, events,
-checkpoints) and the snapshot cache; the migrations above it are the schema that SQL is written against,
-and the fold and export helpers below it are what those transactions share. Read together, they are the
-store. If it grows, the migrations (bot/games/schema.py) and the export are the pieces that can leave.
+checkpoints), and the log helpers below it are what those transactions share; healing reads the same rows
+inside the same transactions. The schema (bot/games/schema.py), the export (bot/games/export.py) and the
+snapshot cache (bot/games/snapshots.py) live beside it.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields
@@ -30,119 +32,16 @@ from typing import Any
 from bot.errors import UserError
 from bot.games import commands, events, rules
 from bot.games.commands import Outcome
+from bot.games.export import export_game
 from bot.games.model import GameState, Player, Unit
-from bot.games.summary import lost_points, summarise, unit_points
+from bot.games.schema import MIGRATIONS, SNAPSHOT_SHAPE
+from bot.games.snapshots import SnapshotCache, dump_json
+from bot.games.summary import summarise
 from bot.storage import open_storage
 from bot.storage.base import Conn, Storage
 from bot.storage.registry import StoredFeature, register
 
-SQLITE_MIGRATIONS = [
-    """
-    CREATE TABLE games (
-        id INTEGER PRIMARY KEY,
-        channel_id INTEGER NOT NULL,
-        guild_id INTEGER,
-        status TEXT NOT NULL CHECK (status IN ('active', 'finished', 'abandoned')),
-        edition TEXT NOT NULL,
-        created_at REAL NOT NULL,
-        ended_at REAL,
-        last_seq INTEGER NOT NULL,
-        state TEXT NOT NULL
-    );
-    CREATE UNIQUE INDEX games_one_active ON games (channel_id) WHERE status = 'active';
-    CREATE INDEX games_by_channel ON games (channel_id, id);
-    CREATE TABLE game_events (
-        game_id INTEGER NOT NULL REFERENCES games (id),
-        seq INTEGER NOT NULL,
-        ts REAL NOT NULL,
-        actor_user INTEGER,
-        type TEXT NOT NULL,
-        body TEXT NOT NULL,
-        PRIMARY KEY (game_id, seq)
-    ) WITHOUT ROWID
-    """,
-    # Undo re-folds the log; checkpoints of the fold every CHECKPOINT_EVERY effective events keep that
-    # cheap in long games. `depth` is the number of effective (not undone) events; 0 = unknown.
-    """
-    ALTER TABLE games ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
-    CREATE TABLE game_checkpoints (
-        game_id INTEGER NOT NULL REFERENCES games (id),
-        depth INTEGER NOT NULL,
-        seq INTEGER NOT NULL,
-        state TEXT NOT NULL,
-        PRIMARY KEY (game_id, depth)
-    ) WITHOUT ROWID
-    """,
-    # The log is append-only at the database level, not just by convention.
-    """
-    CREATE TRIGGER IF NOT EXISTS game_events_no_update BEFORE UPDATE ON game_events
-        BEGIN SELECT RAISE(ABORT, 'game_events is append-only'); END;
-    CREATE TRIGGER IF NOT EXISTS game_events_no_delete BEFORE DELETE ON game_events
-        BEGIN SELECT RAISE(ABORT, 'game_events is append-only'); END;
-    """,
-    # The snapshot format each row was written in (`SNAPSHOT_SHAPE`; 0: before it was recorded). Opening the
-    # store rebuilds older snapshots from the log (`GameStore.upgrade_snapshots`).
-    "ALTER TABLE games ADD COLUMN shape INTEGER NOT NULL DEFAULT 0",
-]
-
-# The same versions for PostgreSQL: ids are 64-bit (Discord snowflakes), times double precision.
-POSTGRES_MIGRATIONS = [
-    """
-    CREATE TABLE games (
-        id BIGSERIAL PRIMARY KEY,
-        channel_id BIGINT NOT NULL,
-        guild_id BIGINT,
-        status TEXT NOT NULL CHECK (status IN ('active', 'finished', 'abandoned')),
-        edition TEXT NOT NULL,
-        created_at DOUBLE PRECISION NOT NULL,
-        ended_at DOUBLE PRECISION,
-        last_seq INTEGER NOT NULL,
-        state TEXT NOT NULL
-    );
-    CREATE UNIQUE INDEX games_one_active ON games (channel_id) WHERE status = 'active';
-    CREATE INDEX games_by_channel ON games (channel_id, id);
-    CREATE TABLE game_events (
-        game_id BIGINT NOT NULL REFERENCES games (id),
-        seq INTEGER NOT NULL,
-        ts DOUBLE PRECISION NOT NULL,
-        actor_user BIGINT,
-        type TEXT NOT NULL,
-        body TEXT NOT NULL,
-        PRIMARY KEY (game_id, seq)
-    )
-    """,
-    """
-    ALTER TABLE games ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
-    CREATE TABLE game_checkpoints (
-        game_id BIGINT NOT NULL REFERENCES games (id),
-        depth INTEGER NOT NULL,
-        seq INTEGER NOT NULL,
-        state TEXT NOT NULL,
-        PRIMARY KEY (game_id, depth)
-    )
-    """,
-    """
-    CREATE FUNCTION game_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN RAISE EXCEPTION 'game_events is append-only'; END; $$;
-    CREATE TRIGGER game_events_no_update BEFORE UPDATE ON game_events
-        FOR EACH ROW EXECUTE FUNCTION game_events_append_only();
-    CREATE TRIGGER game_events_no_delete BEFORE DELETE ON game_events
-        FOR EACH ROW EXECUTE FUNCTION game_events_append_only();
-    CREATE TRIGGER game_events_no_truncate BEFORE TRUNCATE ON game_events
-        FOR EACH STATEMENT EXECUTE FUNCTION game_events_append_only();
-    """,
-    "ALTER TABLE games ADD COLUMN shape INTEGER NOT NULL DEFAULT 0",
-]
-MIGRATIONS = {"sqlite": SQLITE_MIGRATIONS, "postgresql": POSTGRES_MIGRATIONS}
-
 CHECKPOINT_EVERY = 32
-# The snapshot format: raise it when a state field is added whose value the fold of an old log gives
-# differently from its default (1: VP by round, secondaries, mission, clock). Older rows are rebuilt from
-# their log when the store opens, so `verify` holds on a database written by an older release.
-SNAPSHOT_SHAPE = 1
-# Games whose last snapshot this process keeps parsed (see `SnapshotCache`): the games in play; a parsed
-# two-army state is about 110 KB of Python objects (plus its ~32 KB text), and a miss only costs one parse.
-SNAPSHOT_CACHE_GAMES = 64
 
 NO_GAME = "There is no game in this channel. Start one with /game start."
 DAMAGED_ACTIVE = ("This channel's game can't be read: its stored record is damaged and can't be rebuilt from its "
@@ -157,66 +56,6 @@ log = logging.getLogger("cogitator.games")
 
 class DamagedGame(UserError):
     """A game whose snapshot can't be read and whose log can't rebuild it: only abandoning it is left."""
-
-
-@dataclass
-class _Cached:
-    text: str  # the snapshot exactly as stored
-    state: GameState  # its parse; never handed out or edited (callers get a copy)
-    armies: dict[str, tuple[dict[str, Any], str]]  # each army object and its JSON text
-
-
-class SnapshotCache:
-    """The parsed snapshot of recently used games, so a command does not re-parse (and re-serialise) the
-    whole state, two imported armies included, every time.
-
-    An entry is used only when the stored snapshot text is exactly the text it was made from (a string
-    comparison, far cheaper than a parse), so a change by another process, a restart or a hand-edited row
-    can never be served stale: it is simply a miss. Callers always receive a copy of the cached state.
-    Armies are replaced whole by events and never edited in place, so copies share them, and their JSON
-    text is reused while the same army object is in the state.
-    """
-
-    def __init__(self, size: int = SNAPSHOT_CACHE_GAMES) -> None:
-        self._size = size
-        self._entries: OrderedDict[int, _Cached] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def load(self, game_id: int, text: str) -> GameState:
-        """A fresh, independent state for the stored snapshot `text` of `game_id`."""
-        with self._lock:
-            entry = self._entries.get(game_id)
-            if entry is not None and entry.text == text:
-                self._entries.move_to_end(game_id)
-                return GameState.from_dict(entry.state.to_dict())
-        data = json.loads(text)
-        state = GameState.from_dict(data)
-        state.check()
-        armies = {owner: (army, None) for owner, army in state.armies.items()}
-        self._put(game_id, _Cached(text, GameState.from_dict(state.to_dict()), armies))  # type: ignore[arg-type]
-        return state
-
-    def dump(self, game_id: int, state: GameState) -> str:
-        """The snapshot text of `state` (identical to `_dump(state.to_dict())`), remembered for `game_id`."""
-        data = state.to_dict()
-        with self._lock:
-            entry = self._entries.get(game_id)
-        known = entry.armies if entry is not None else {}
-        armies: dict[str, tuple[dict[str, Any], str]] = {}
-        for owner, army in data["armies"].items():
-            hit = known.get(owner)
-            armies[owner] = (army, hit[1] if hit is not None and hit[0] is army and hit[1] is not None
-                             else _dump(army))
-        text = _dump_state(data, {owner: text for owner, (_, text) in armies.items()})
-        self._put(game_id, _Cached(text, GameState.from_dict(data), armies))  # `data` is already a copy
-        return text
-
-    def _put(self, game_id: int, entry: _Cached) -> None:
-        with self._lock:
-            self._entries[game_id] = entry
-            self._entries.move_to_end(game_id)
-            while len(self._entries) > self._size:
-                self._entries.popitem(last=False)
 
 
 @dataclass
@@ -477,31 +316,7 @@ class GameStore:
         state = self._state(channel_id, row)
         log = self.events(row["id"], row["status"])
         _mark_undone(log)
-        users = [p.user_id for p in state.players]
-        return {
-            "game_id": row["id"],
-            "status": row["status"],
-            "edition": state.edition,
-            "round": state.round,
-            "phase": "over" if state.over else state.phase,
-            "active_player": users[state.active],
-            "players": [{"user_id": p.user_id, "name": p.name, "faction": p.faction, "cp": p.cp, "vp": p.vp}
-                        for p in state.players],
-            "units": [{"owner": users[u.owner], "name": u.name, "judgement_tokens": u.judgement,
-                       "riled_up": state.riled(u), "battle_shocked": u.shocked, "oathband_marked": u.oathband,
-                       "destroyed": u.destroyed, "datasheet_id": u.datasheet_id, "models": u.models,
-                       "models_left": u.models_left, "wounds_lost": u.wounds_lost, "leading": u.leading,
-                       "unlisted": u.unlisted, "destroyed_round": u.destroyed_round,
-                       "points": unit_points(state, u)} for u in state.units],
-            "units_destroyed": [{"player": users[i], "units": sum(1 for u in state.units_of(1 - i) if u.destroyed),
-                                 "points": lost_points(state, 1 - i)} for i in range(len(users))],
-            "armies": [{"player": users[int(owner)], **army} for owner, army in sorted(state.armies.items())],
-            "stratagems_used": [_strat_use(e, users) for e in log if e["type"] == "strat" and not e["undone"]],
-            "log": [{"seq": e["seq"], "ts": e["ts"], "user_id": e["actor_user"], "type": e["type"],
-                     "summary": e["summary"], "forced": bool(e.get("forced")), "overrides": e.get("overrides", []),
-                     "undone": e["undone"]} for e in log],
-            **mission_export(state, self.now() if now is None else now),
-        }
+        return export_game(row, state, log, self.now() if now is None else now)
 
     def versions(self, game_ids: Sequence[int]) -> dict[int, tuple[int, str]]:
         """(last event seq, status) of each game: one cheap query, polled by the live board's change feed.
@@ -571,7 +386,7 @@ class GameStore:
             game_id = int(conn.execute(
                 "INSERT INTO games (channel_id, guild_id, status, edition, created_at, last_seq, state, depth, shape) "
                 "VALUES (?, ?, 'active', ?, ?, 1, ?, 1, ?) RETURNING id",
-                (channel_id, guild_id, edition, now, _dump(state.to_dict()), SNAPSHOT_SHAPE),
+                (channel_id, guild_id, edition, now, dump_json(state.to_dict()), SNAPSHOT_SHAPE),
             ).fetchone()[0])
             _insert_event(conn, game_id, 1, now, user_id, start)
         return Result(game_id, state, Outcome([start], summary))
@@ -681,7 +496,7 @@ def snapshot_matches(snapshot: str, log: list[dict[str, Any]]) -> bool:
     derived = events.fold(events.effective(log))
     derived.seq = log[-1]["seq"]
     folded = derived.to_dict()
-    if _dump(folded) == snapshot:  # written by this version: the same text, no need to parse it
+    if dump_json(folded) == snapshot:  # written by this version: the same text, no need to parse it
         return True
     # Through from_dict, so a snapshot written before a state field existed compares with its default.
     return folded == GameState.from_dict(json.loads(snapshot)).to_dict()
@@ -785,23 +600,8 @@ def _refold(conn: Conn, game_id: int, keep: list[int]) -> GameState:
     return state
 
 
-def _dump(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def _dump_state(data: dict[str, Any], armies: dict[str, str]) -> str:
-    """`_dump(data)` for a state's `to_dict()`, with each army's JSON text given (`armies`, by owner) instead of
-    serialised again. The encoder writes a dict as its items in order, so the pieces join to the same text."""
-    keys = list(data)
-    at = keys.index("armies")
-    head = _dump({k: data[k] for k in keys[:at]})[1:-1]
-    tail = _dump({k: data[k] for k in keys[at + 1:]})[1:-1]
-    middle = '"armies":{' + ",".join(_dump(str(owner)) + ":" + armies[owner] for owner in data["armies"]) + "}"
-    return "{" + ",".join(part for part in (head, middle, tail) if part) + "}"
-
-
 def _event_body(ev: dict[str, Any]) -> str:
-    return _dump({k: v for k, v in ev.items() if k != "ts"})  # the ts column is the one timestamp
+    return dump_json({k: v for k, v in ev.items() if k != "ts"})  # the ts column is the one timestamp
 
 
 def _insert_event(conn: Conn, game_id: int, seq: int, ts: float, actor_user: int | None,
@@ -814,44 +614,6 @@ def _row_event(row: Any) -> dict[str, Any]:
     ev = json.loads(row["body"])
     ev["seq"], ev["ts"], ev["actor_user"] = row["seq"], row["ts"], row["actor_user"]
     return ev
-
-
-def mission_export(state: GameState, now: float) -> dict[str, Any]:
-    """Contract 4's mission-play keys: mission, first player, roll-off, VP by round, secondaries, clock."""
-    users = [p.user_id for p in state.players]
-    rolloff = None
-    if state.rolloff is not None:
-        rolloff = {"rolls": [dict(zip(map(str, users), r, strict=True)) for r in state.rolloff["rolls"]],
-                   "winner": users[state.rolloff["winner"]], "physical": state.rolloff["physical"]}
-    clock = None
-    if state.clock is not None:
-        c = state.clock
-        clock = {"running": c.running, "holder": users[c.holder], "follow": c.follow, "stopped": c.stopped,
-                 "budget_s": {str(u): c.budget_s[i] for i, u in enumerate(users)},
-                 "used_s": {str(u): round(c.used(i, now), 3) for i, u in enumerate(users)},
-                 "remaining_s": {str(u): round(c.remaining(i, now), 3) for i, u in enumerate(users)},
-                 "out_of_time": [u for i, u in enumerate(users) if c.remaining(i, now) <= 0]}
-    return {
-        "mission": dict(state.mission) if state.mission else None,
-        "first_player": users[state.first],
-        "first_player_chosen": state.first_chosen,
-        "rolloff": rolloff,
-        "vp_by_round": [{"round": r + 1, "player": users[i], "primary": p.vp_primary[r],
-                         "secondary": p.vp_secondary[r], "other": p.vp_other[r]}
-                        for r in range(state.round) for i, p in enumerate(state.players)],
-        "secondaries": [{"player": users[i], "card": c["card"], "name": c["name"], "mode": c["mode"],
-                         "status": c["status"], "round": c["round"], "vp": c["vp"]}
-                        for i, p in enumerate(state.players) for c in p.secondaries],
-        "clock": clock,
-    }
-
-
-def _strat_use(ev: dict[str, Any], users: list[int]) -> dict[str, Any]:
-    data = ev["data"]
-    unit = data.get("unit") or {}
-    return {"player": users[data["player"]], "name": data["name"], "entry_id": data.get("entry_id"), "cp": data["cp"],
-            "round": data.get("round"), "phase": data.get("phase"), "unit": unit.get("name"),
-            "unit_owner": users[unit["owner"]] if unit else None, "forced": bool(ev.get("forced"))}
 
 
 def _mark_undone(log: list[dict[str, Any]]) -> None:

@@ -11,7 +11,8 @@ import pytest
 from bot.armies.parse import parse_list
 from bot.games import commands as gc
 from bot.games import events
-from bot.games.store import GameStore, _dump
+from bot.games.snapshots import dump_json
+from bot.games.store import GameStore
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "armies"
 CH = 1001
@@ -37,7 +38,7 @@ def folded_text(store: GameStore) -> str:
     log = store.events(game_id)
     state = events.fold(events.effective(log))
     state.seq = log[-1]["seq"]
-    return _dump(state.to_dict())
+    return dump_json(state.to_dict())
 
 
 def army(name: str) -> dict:

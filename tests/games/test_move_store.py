@@ -14,7 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.games import commands as gc
-from bot.games.store import MIGRATIONS, GameStore
+from bot.games.schema import MIGRATIONS
+from bot.games.store import GameStore
 from bot.guild_settings import GuildSettings
 from bot.storage.base import StorageUnavailable
 from bot.web.tokens import OverlayTokens

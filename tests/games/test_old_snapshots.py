@@ -11,7 +11,8 @@ import json
 from pathlib import Path
 
 from bot.games import commands as gc
-from bot.games.store import MIGRATIONS, SNAPSHOT_SHAPE, GameStore, snapshot_matches
+from bot.games.schema import MIGRATIONS, SNAPSHOT_SHAPE
+from bot.games.store import GameStore, snapshot_matches
 from bot.storage import open_storage
 from bot.storage.base import Storage
 

@@ -1,0 +1,111 @@
+"""The game store's schema: its migrations on both backends and the snapshot format version.
+
+`migrations[i]` is version i + 1 of the `games` namespace (`bot.db.apply_migrations`, and the PostgreSQL
+backend's equivalent); never edit a released one, append a new one.
+"""
+
+from __future__ import annotations
+
+SQLITE_MIGRATIONS = [
+    """
+    CREATE TABLE games (
+        id INTEGER PRIMARY KEY,
+        channel_id INTEGER NOT NULL,
+        guild_id INTEGER,
+        status TEXT NOT NULL CHECK (status IN ('active', 'finished', 'abandoned')),
+        edition TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        ended_at REAL,
+        last_seq INTEGER NOT NULL,
+        state TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX games_one_active ON games (channel_id) WHERE status = 'active';
+    CREATE INDEX games_by_channel ON games (channel_id, id);
+    CREATE TABLE game_events (
+        game_id INTEGER NOT NULL REFERENCES games (id),
+        seq INTEGER NOT NULL,
+        ts REAL NOT NULL,
+        actor_user INTEGER,
+        type TEXT NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (game_id, seq)
+    ) WITHOUT ROWID
+    """,
+    # Undo re-folds the log; checkpoints of the fold every CHECKPOINT_EVERY effective events keep that
+    # cheap in long games. `depth` is the number of effective (not undone) events; 0 = unknown.
+    """
+    ALTER TABLE games ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE game_checkpoints (
+        game_id INTEGER NOT NULL REFERENCES games (id),
+        depth INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        state TEXT NOT NULL,
+        PRIMARY KEY (game_id, depth)
+    ) WITHOUT ROWID
+    """,
+    # The log is append-only at the database level, not just by convention.
+    """
+    CREATE TRIGGER IF NOT EXISTS game_events_no_update BEFORE UPDATE ON game_events
+        BEGIN SELECT RAISE(ABORT, 'game_events is append-only'); END;
+    CREATE TRIGGER IF NOT EXISTS game_events_no_delete BEFORE DELETE ON game_events
+        BEGIN SELECT RAISE(ABORT, 'game_events is append-only'); END;
+    """,
+    # The snapshot format each row was written in (`SNAPSHOT_SHAPE`; 0: before it was recorded). Opening the
+    # store rebuilds older snapshots from the log (`GameStore.upgrade_snapshots`).
+    "ALTER TABLE games ADD COLUMN shape INTEGER NOT NULL DEFAULT 0",
+]
+
+# The same versions for PostgreSQL: ids are 64-bit (Discord snowflakes), times double precision.
+POSTGRES_MIGRATIONS = [
+    """
+    CREATE TABLE games (
+        id BIGSERIAL PRIMARY KEY,
+        channel_id BIGINT NOT NULL,
+        guild_id BIGINT,
+        status TEXT NOT NULL CHECK (status IN ('active', 'finished', 'abandoned')),
+        edition TEXT NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL,
+        ended_at DOUBLE PRECISION,
+        last_seq INTEGER NOT NULL,
+        state TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX games_one_active ON games (channel_id) WHERE status = 'active';
+    CREATE INDEX games_by_channel ON games (channel_id, id);
+    CREATE TABLE game_events (
+        game_id BIGINT NOT NULL REFERENCES games (id),
+        seq INTEGER NOT NULL,
+        ts DOUBLE PRECISION NOT NULL,
+        actor_user BIGINT,
+        type TEXT NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (game_id, seq)
+    )
+    """,
+    """
+    ALTER TABLE games ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE game_checkpoints (
+        game_id BIGINT NOT NULL REFERENCES games (id),
+        depth INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        state TEXT NOT NULL,
+        PRIMARY KEY (game_id, depth)
+    )
+    """,
+    """
+    CREATE FUNCTION game_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'game_events is append-only'; END; $$;
+    CREATE TRIGGER game_events_no_update BEFORE UPDATE ON game_events
+        FOR EACH ROW EXECUTE FUNCTION game_events_append_only();
+    CREATE TRIGGER game_events_no_delete BEFORE DELETE ON game_events
+        FOR EACH ROW EXECUTE FUNCTION game_events_append_only();
+    CREATE TRIGGER game_events_no_truncate BEFORE TRUNCATE ON game_events
+        FOR EACH STATEMENT EXECUTE FUNCTION game_events_append_only();
+    """,
+    "ALTER TABLE games ADD COLUMN shape INTEGER NOT NULL DEFAULT 0",
+]
+MIGRATIONS = {"sqlite": SQLITE_MIGRATIONS, "postgresql": POSTGRES_MIGRATIONS}
+
+# The snapshot format: raise it when a state field is added whose value the fold of an old log gives
+# differently from its default (1: VP by round, secondaries, mission, clock). Older rows are rebuilt from
+# their log when the store opens, so `verify` holds on a database written by an older release.
+SNAPSHOT_SHAPE = 1
