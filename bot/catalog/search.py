@@ -59,6 +59,8 @@ MAX_READINGS = 12  # readings of one query searched (each is a pass over the nam
 AUTOCOMPLETE_FUZZY_BELOW = 80.0  # autocomplete runs the fuzzy tier only when no name has the typed words
 NUMBER_SCORE = 101.0  # a rule number ("24.33", "rule 13.08") or the rules a shorthand names: above any name
 NUMBER_STEP = 0.5  # each further rule a shorthand names ranks a little lower (a picker, not a confident answer)
+MENTION_SCORE = 85.5  # an entry a question names (+1 per word of the mention): above its full-text hits
+MAX_MENTION_WORDS = 16  # a question is read for mentions in its first words (bounded work)
 KIND_WORD_BONUS = 3.0  # "morty datasheet": entries of the kind named by the query's last word rank first
 KIND_WORD_PENALTY = 2.0  # the query read with that last word as part of the name
 CONFIDENT_SCORE = 88.0
@@ -67,6 +69,19 @@ FUZZY_CONFIDENT_SCORE = 68.0
 FUZZY_CONFIDENT_MARGIN = 4.0
 FUZZY_CONFIDENT_RATIO = 85.0
 
+_STOP_WORDS = frozenset({"i", "my", "me", "you", "your", "it", "its", "they", "them", "their", "this", "that", "these",
+                         "those", "a", "an", "the", "of", "for", "to", "in", "on", "at", "by", "with", "from", "into",
+                         "and", "or", "but", "not", "no", "if", "then", "than", "so", "as", "be", "been", "get", "gets",
+                         "same", "one", "two", "twice", "again", "after", "before", "during", "while", "still",
+                         "work", "works", "use", "used", "using", "over", "out", "up", "any", "all",
+                         "can", "could", "does", "do", "did", "is", "are", "was", "how", "what", "when", "which",
+                         "why", "where", "who", "should", "must", "may", "will", "would", "rule", "rules", "unit",
+                         "units", "model", "models", "stratagem", "stratagems", "datasheet", "weapon", "weapons",
+                         "ability", "abilities", "phase", "turn", "round", "enemy", "friendly", "army"})
+# "falling back" names Fall Back; players ask in the -ing form
+_GERUNDS = {"falling": "fall", "shooting": "shoot", "charging": "charge", "fighting": "fight", "moving": "move",
+            "advancing": "advance", "embarking": "embark", "disembarking": "disembark", "piling": "pile",
+            "consolidating": "consolidate", "rerolling": "reroll"}
 _EDITION_WORDS = {"10e": "10e", "10th": "10e", "10ed": "10e", "11e": "11e", "11th": "11e", "11ed": "11e"}
 _QUESTION_WORDS = {"stratagem", "stratagems", "datasheet", "unit", "units", "weapon", "weapons", "which", "what", "how", "where", "when", "does", "do", "can", "is", "are", "find", "search",
                    "mentions", "mention", "mentioning", "about", "rule", "rules", "text", "that", "with", "the",
@@ -313,6 +328,32 @@ class SearchIndex:
         return [(name, score) for name, score, _ in process.extract(q, pool, scorer=fuzz.WRatio, limit=limit,
                                                                    score_cutoff=60)]
 
+    def mentions(self, q: str) -> dict[int, float]:
+        """Entries a question names ("how does *overwatch* work", "do *dev wounds* spill over", "can *pistols*
+        shoot in combat"): each run of 1-4 words, through the alias table, matched by name. A run of two or
+        more words may be the start of a longer name ("fall back" -> Fall Back Moves); a single word must be
+        the whole name (plural folded) and no question or stop word. Scored MENTION_SCORE + words, above the
+        full-text hits of a question (85 down), so what the question is about is offered first."""
+        words = [_GERUNDS.get(w, w) for w in q.split()[:MAX_MENTION_WORDS]]
+        # a word that starts no name word and is no alias cannot be part of a mention: skip runs holding one
+        known = [w in self.aliases.words or w in self.aliases.whole or self._starts_a_token(w) for w in words]
+        found: dict[int, float] = {}
+        for n in range(min(4, len(words)), 0, -1):
+            for i in range(len(words) - n + 1):
+                run = words[i:i + n]
+                if run[0] in _STOP_WORDS or run[-1] in _STOP_WORDS or not all(known[i:i + n]):
+                    continue
+                for text, _penalty in self._alias_readings(" ".join(run)):
+                    if n == 1 and " " not in text:  # a single word must be a whole name (plural folded)
+                        names = [*self.by_name_key.get(name_key(text), ())]
+                    else:
+                        names = [name for name, score in self._name_scores(text, fuzzy=False, fuzzy_limit=0).items()
+                                 if score >= 93.0]
+                    for name in names:
+                        for idx in self.by_name[name]:
+                            found[idx] = max(found.get(idx, 0.0), MENTION_SCORE + n)
+        return found
+
     def reading(self, query: str) -> str:
         """The query with its community shorthand read ("5+++" -> "feel no pain"); the query itself if none."""
         found = self.shorthand.read(query)
@@ -484,6 +525,10 @@ class SearchIndex:
             for idx in self.by_name[name]:
                 if s > rec_scores.get(idx, -1.0):
                     rec_scores[idx] = s
+        if eager_fuzzy and looks_like_question(query):
+            for idx, score in self.mentions(q).items():
+                if score > rec_scores.get(idx, -1.0):
+                    rec_scores[idx] = score
         if named_kind is not None:
             for idx in rec_scores:
                 if self.records[idx].kind == named_kind:

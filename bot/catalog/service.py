@@ -136,9 +136,10 @@ class Catalog:
         hits, scores = self._search(query, kind=kind, edition=edition, limit=10, prefer_edition=prefer_edition,
                                     faction=faction)
         sure = bool(hits) and confident(query, scores, hits)
-        if sure and looks_like_question(query) and name_key(normalize(hits[0].name)) not in name_key(normalize(query)):
-            # a question whose best hit is not named in it ("can i shoot after falling back" -> a stratagem that
-            # mentions falling back) is a guess from the text: offer it, never claim it is the answer
+        if sure and looks_like_question(query):
+            # a question is not answered by an entry's name: even one it names ("can i reroll a reroll" names
+            # Re-rolls, answered by a sub-section) or one whose text shares its words ("can i shoot after
+            # falling back" -> a stratagem that mentions falling back) is offered, never claimed as the answer
             sure = False
         if isinstance(query, str) and query.strip() and not looks_hostile(query):
             readings = [text for text, _ in self.index.variants(normalize(self.index.reading(query[:200])))]

@@ -232,3 +232,15 @@ def test_a_trailing_kind_word_says_what_kind_of_thing(small_catalog: Catalog, qu
     resolution = small_catalog.resolve(query)
     assert resolution.confident and resolution.best is not None, resolution.candidates[:3]
     assert (resolution.best.name, resolution.best.kind) == (name, kind)
+
+
+@pytest.mark.parametrize("question, name", [
+    ("how does overwatch work", "Fire Overwatch"), ("do dev wounds spill over", "Devastating Wounds"),
+    ("can i shoot after falling back", "Fall-back Move"), ("does 5+++ work against mortal wounds", "Feel No Pain"),
+    ("can pistols shoot in combat?", "Pistol"),
+])
+def test_a_question_offers_what_it_names_first(full_catalog: Catalog, question: str, name: str) -> None:
+    """The entries a question names come before the texts that merely share its words ("do dev wounds spill
+    over" offered three entries containing "over"; "can i shoot after falling back" a Thousand Sons stratagem)."""
+    names = [normalize(h.name) for h in full_catalog.resolve(question).candidates[:3]]
+    assert normalize(name) in names, names
