@@ -10,6 +10,7 @@ import functools
 import re
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field, is_dataclass
 from typing import Any
 
@@ -261,34 +262,39 @@ class GameState:
             raise ValueError("a unit's owner is not a player")
 
 
-@functools.cache
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
-
-
 def _check_fields(obj: Any) -> None:
-    for name, hint in _hints(type(obj)).items():
-        if not _fits(getattr(obj, name), hint):
-            raise ValueError(f"{type(obj).__name__}.{name} is not {hint}")
+    for name, fits in _checks(type(obj)):
+        if not fits(getattr(obj, name)):
+            raise ValueError(f"{type(obj).__name__}.{name} does not have its declared type")
 
 
-def _fits(value: Any, hint: Any) -> bool:
-    """Whether `value` has the declared type: unions, one level of list/dict items, dataclasses by class."""
+@functools.cache
+def _checks(cls: type) -> list[tuple[str, Callable[[Any], bool]]]:
+    """Each field of a dataclass with a predicate for its declared type, built once per class (a parse of
+    a stored snapshot checks every unit and player with them)."""
+    return [(name, _predicate(hint)) for name, hint in typing.get_type_hints(cls).items()]
+
+
+def _predicate(hint: Any) -> Callable[[Any], bool]:
+    """Whether a value has type `hint`: unions of classes, one level of list/dict items, dataclasses by class."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (types.UnionType, typing.Union) and all(isinstance(a, type) and a is not float for a in args):
+        return lambda value: isinstance(value, args)
     if origin in (types.UnionType, typing.Union):
-        return any(_fits(value, h) for h in args)
+        parts = [_predicate(a) for a in args]
+        return lambda value: any(part(value) for part in parts)
     if hint is Any:
-        return True
-    if hint is type(None):
-        return value is None
+        return lambda value: True
     if hint is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if origin is list:
-        return isinstance(value, list) and (args[0] is Any or is_dataclass(args[0])
-                                            or all(_fits(v, args[0]) for v in value))
-    if origin is dict:
-        return isinstance(value, dict) and all(_fits(v, args[1]) for v in value.values())
-    return isinstance(value, hint)
+        return lambda value: isinstance(value, int | float) and not isinstance(value, bool)
+    if origin in (list, dict):
+        item = args[-1]
+        if item is Any or is_dataclass(item):  # dataclass items are checked one by one by `check`
+            return lambda value: isinstance(value, origin)
+        fits = _predicate(item)
+        items = (lambda value: value) if origin is list else (lambda value: value.values())
+        return lambda value: isinstance(value, origin) and all(map(fits, items(value)))
+    return lambda value: isinstance(value, hint)
 
 
 def _copy(value: Any) -> Any:
