@@ -186,13 +186,36 @@ def test_cli_on_a_corrupt_catalog(data: Path) -> None:
     assert json.loads(lookup.stdout)["results"][0]["id"] == BANNERNOB
 
 
-@pytest.mark.parametrize("damage", [b"{not json", b"\xff\xfe garbage", b"[]", b'{"imports": 5}', b"[" * 100000])
-def test_a_damaged_manifest_is_set_aside_and_rebuilt_from_the_kept_files(data: Path, damage: bytes) -> None:
+DAMAGE = [b"{not json", b"\xff\xfe garbage", b"[]", b'{"imports": 5}', b"[" * 100000]
+
+
+@pytest.mark.parametrize("damage", DAMAGE[1:])
+def test_every_damaged_manifest_shape_is_set_aside_and_rebuilt(tmp_path: Path, damage: bytes,
+                                                                caplog: pytest.LogCaptureFixture) -> None:
+    root = tmp_path / "imports"
+    (root / "wahapedia-aaaaaaaaaaaa-20260101T120000000000").mkdir(parents=True)
+    for csv in sorted(FIX_WAHAPEDIA.glob("*.csv"))[:2]:
+        (root / "wahapedia-aaaaaaaaaaaa-20260101T120000000000" / csv.name).write_bytes(csv.read_bytes())
+    (root / "gdc-bbbbbbbbbbbb-20250101T120000000000").mkdir()
+    (root / "gdc-bbbbbbbbbbbb-20250101T120000000000" / "orks.json").write_text("{}", encoding="utf-8")
+    (root / ".staging-x").mkdir()  # an interrupted import's staging folder is not an import
+    (root / "manifest.json").write_bytes(damage)
+    with caplog.at_level(logging.WARNING, logger="cogitator.catalog"):
+        entries = kept.kept_imports(root)
+    assert [e["id"] for e in entries] == ["gdc-bbbbbbbbbbbb-20250101T120000000000",
+                                          "wahapedia-aaaaaaaaaaaa-20260101T120000000000"], "oldest first"
+    assert "damaged" in caplog.text and "rebuilt from the 2" in caplog.text
+    aside = [p for p in root.iterdir() if p.name.startswith("manifest.json.damaged-")]
+    assert len(aside) == 1 and aside[0].read_bytes() == damage
+    assert [e["id"] for e in kept.kept_imports(root)] == [e["id"] for e in entries], "the rebuilt manifest is read"
+
+
+def test_a_damaged_manifest_keeps_lookups_answering(data: Path) -> None:
     """The bot's lookups keep answering (a real console process), the damaged file is kept for a look,
     and a later full rebuild of the catalog still replays both imports."""
     root = kept.imports_dir(data)
     ids = [e["id"] for e in kept.kept_imports(root)]
-    (root / "manifest.json").write_bytes(damage)
+    (root / "manifest.json").write_bytes(DAMAGE[0])
     env = dict(os.environ, COGITATOR_DATA=str(data), COGITATOR_DB=str(data / "state.db"))
     env.pop("DISCORD_TOKEN", None)
     proc = subprocess.run([sys.executable, "-m", "bot", "console"], input="/rule query:bannernob\n",
@@ -200,11 +223,8 @@ def test_a_damaged_manifest_is_set_aside_and_rebuilt_from_the_kept_files(data: P
     assert proc.returncode == 0 and "Traceback" not in proc.stderr and "Something went wrong" not in proc.stdout
     assert "Bannernob" in proc.stdout, proc.stdout[-500:]
     assert "manifest" in proc.stderr and "damaged" in proc.stderr and "rebuilt from the 2" in proc.stderr
-    aside = [p for p in root.iterdir() if p.name.startswith("manifest.json.damaged-")]
-    assert len(aside) == 1 and aside[0].read_bytes() == damage
+    assert len([p for p in root.iterdir() if p.name.startswith("manifest.json.damaged-")]) == 1
     assert [e["id"] for e in kept.kept_imports(root)] == ids, "the same imports, in the same order"
-    info = _cli(["catalog", "info"], data)
-    assert info.returncode == 0 and "kept imports (2" in info.stdout, info.stderr
     _drop_catalog(data)
     catalog = _reopen(data)
     try:
