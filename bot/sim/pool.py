@@ -90,7 +90,7 @@ class SimPool:
         if self._executor is None:
             self._executor = ProcessPoolExecutor(max_workers=self._workers, mp_context=self._ctx,
                                                  initializer=worker.initialise,
-                                                 initargs=(self._limit, self._slots, self._warm))
+                                                 initargs=(self._limit, self._slots, self._warm, os.getpid()))
         return self._executor
 
     def _replace(self, broken: ProcessPoolExecutor) -> None:

@@ -15,7 +15,9 @@ from __future__ import annotations
 import contextlib
 import os
 import resource
+import select
 import signal
+import threading
 from collections.abc import Callable
 from multiprocessing.sharedctypes import SynchronizedArray
 from pathlib import Path
@@ -61,12 +63,16 @@ def warm_up() -> None:
     engine.plot.plot_models_killed(engine.simulate(WARM_REQUEST), title="warm-up")
 
 
-def initialise(limit_bytes: int, slots: SynchronizedArray, warm: Callable[[], None] | None = None) -> None:
+def initialise(limit_bytes: int, slots: SynchronizedArray, warm: Callable[[], None] | None = None,
+               owner: int | None = None) -> None:
     """Runs once in each new worker, before its first job. Never raises: a worker that cannot set its
     limit still answers, and `ping` tells the pool why (it logs it once). `warm` loads what this pool's
-    jobs need (under the limit, so it counts), e.g. wh40kdc's dataset for army lists."""
+    jobs need (under the limit, so it counts), e.g. wh40kdc's dataset for army lists. `owner` is the
+    bot's pid: the worker ends when the bot does (`exit_with`)."""
     global _slots, _limit_error
     _slots = slots
+    if owner is not None:
+        exit_with(owner)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a terminal is for the bot, which stops the pool
     signal.signal(signal.SIGALRM, _overtime)
     # If the service's cgroup runs out of memory anyway, the kernel should end a worker, not the bot:
@@ -80,6 +86,30 @@ def initialise(limit_bytes: int, slots: SynchronizedArray, warm: Callable[[], No
     if warm is not None:
         with contextlib.suppress(Exception):  # a cold worker still answers; its first job loads what it needs
             warm()
+
+
+def exit_with(owner: int) -> None:
+    """End this worker when process `owner` (the bot) ends, however it ends. Why: a ProcessPoolExecutor
+    worker holds the write end of its own call queue, so a bot killed with SIGKILL never gives it EOF, and
+    the worker (and the forkserver, which waits for its children) would outlive the bot. A daemon thread
+    waits on the bot's pidfd (no polling). Without pidfds (not Linux, kernel < 5.3) nothing changes."""
+    try:
+        pidfd = os.pidfd_open(owner)
+    except (AttributeError, OSError):
+        return
+
+    def wait() -> None:
+        readable = select.poll()
+        readable.register(pidfd, select.POLLIN)  # readable once the bot has exited
+        readable.poll()
+        os._exit(0)
+
+    # A small stack: the thread's stack is address space, which counts against the worker's limit.
+    previous = threading.stack_size(256 * 1024)
+    try:
+        threading.Thread(target=wait, name="exit-with-bot", daemon=True).start()
+    finally:
+        threading.stack_size(previous)
 
 
 def _overtime(_signum: int, _frame: object) -> None:
