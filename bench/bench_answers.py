@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.bench_catalog import pct, settings_for  # noqa: E402
+from bench.bench_catalog import build_full, machine_line, pct, settings_for  # noqa: E402
 from bot.catalog.model import FAQ_TARGET_KINDS  # noqa: E402
 from bot.catalog.normalize import normalize  # noqa: E402
 from bot.catalog.service import Catalog, open_catalog  # noqa: E402
@@ -272,7 +272,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
     args = parser.parse_args()
-    print("Machine: 2 cores shared with other helpers' test runs; latencies are under that load.")
+    print(machine_line())
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "base"
         open_catalog(settings_for(base)).close()
@@ -282,10 +282,7 @@ def main() -> int:
             print(f"full data: skipped ({datasets} is absent)")
             return 0
         full = Path(tmp) / "full"
-        catalog = open_catalog(settings_for(full))
-        catalog.import_dataset("wahapedia", datasets / "wahapedia-10e")
-        catalog.import_dataset("gdc", datasets / "gdc-11e")
-        catalog.close()
+        build_full(full, datasets)
         asyncio.run(run_sets(full, "full data (+ Wahapedia 10e + game-datacards 11e)", full=True))
         catalog = open_catalog(settings_for(full))
         try:

@@ -37,6 +37,22 @@ def settings_for(folder: Path) -> Settings:
                     sync_commands=False)
 
 
+def machine_line() -> str:
+    """What the machine was doing, printed above every latency so a reader can weigh it."""
+    one, five, _ = os.getloadavg()
+    return f"Machine: {os.cpu_count()} cores, load {one:.2f} (1 min) / {five:.2f} (5 min); latencies are under that load."
+
+
+def build_full(folder: Path, datasets: Path) -> None:
+    """The full-data catalog in `folder`: seeds + wh40kdc + Wahapedia 10e + game-datacards 11e."""
+    catalog = open_catalog(settings_for(folder))
+    try:
+        catalog.import_dataset("wahapedia", datasets / "wahapedia-10e")
+        catalog.import_dataset("gdc", datasets / "gdc-11e")
+    finally:
+        catalog.close()
+
+
 def pct(samples: list[float], p: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]

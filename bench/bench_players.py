@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.bench_catalog import pct, settings_for  # noqa: E402
+from bench.bench_catalog import build_full, machine_line, pct, settings_for  # noqa: E402
 from bot.catalog.service import open_catalog  # noqa: E402
 from bot.console.session import ConsoleSession  # noqa: E402
 from tests.catalog.player_queries import PLAYER_QUERIES  # noqa: E402
@@ -77,7 +77,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
     args = parser.parse_args()
-    print("Machine: 2 cores shared with ~9 engineers' test runs; latencies are under that load.")
+    print(machine_line())
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "base"
         open_catalog(settings_for(base)).close()
@@ -87,10 +87,7 @@ def main() -> int:
             print(f"full data: skipped ({datasets} is absent)")
             return 0
         full = Path(tmp) / "full"
-        catalog = open_catalog(settings_for(full))
-        catalog.import_dataset("wahapedia", datasets / "wahapedia-10e")
-        catalog.import_dataset("gdc", datasets / "gdc-11e")
-        catalog.close()
+        build_full(full, datasets)
         asyncio.run(score(full, "full data", full=True))
     return 0
 
