@@ -100,10 +100,10 @@ def exact_cost(groups: list[ResolvedGroup], target: Target, devastating_spills: 
     for g in groups:
         cmax = g.models * (g.attacks_per_model.size - 1)
         hits = _max_hits_per_die(g)
-        collapsed = not (g.devastating and (pending or g.fnp_mortal != g.fnp))
+        collapsed = not (g.devastating and (pending or g.fnp_mortal != g.fnp or not exact.same_damage(g)))
         n_max = cmax * hits  # normal (or normal + devastating) attacks reaching damage
         m_max = cmax * hits if not collapsed else 0  # devastating critical wounds
-        dsize = int(g.damage.size)
+        dsize = int(max(g.damage.size, g.mortal_damage.size))
         # the group's joint distribution: a 1-D convolution loop, or a 2-D FFT grid per dice count
         if collapsed:
             c.work(SEC_ELEMENT * cmax * (n_max + 1) * (hits + 1) + SEC_LOOP * cmax, 8 * 3 * (n_max + 1))

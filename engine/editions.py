@@ -86,6 +86,17 @@ class Edition:
     those attacks. Mortal wounds inflicted by [DEVASTATING WOUNDS] weapons can damage a maximum of one
     model for each critical wound; any remaining mortal wounds inflicted by that attack are lost.\""""
 
+    devastating_damage_modified: bool
+    """Whether the target model's damage modifiers (`damage_set`, `halve_damage`, `damage_reduction`:
+    abilities worded "each time an attack is allocated to this model ...") change the mortal wounds of a
+    DEVASTATING WOUNDS critical wound. 10e seed: "After that attack is allocated and after any modifiers
+    are applied, it inflicts a number of mortal wounds ... equal to the Damage characteristic of that
+    attack" -> yes. 11e 24.10: "the attack sequence for that attack ends and the target unit suffers a
+    number of mortal wounds equal to the D characteristic of that weapon" - the sequence ends before
+    Inflict Damage (05.04), where rules triggered when an attack is allocated take effect (04.02.02), and
+    each mortal wound is the loss of one wound (06.02) -> no (MELTA, a change to the weapon's D made
+    when the target is selected, still counts)."""
+
     # --- HAZARDOUS ------------------------------------------------------------------------------
     hazard_fail_max: int
     """Highest failing roll. 10e seed: "roll one D6: on a 1, that test is failed" -> 1.
@@ -131,6 +142,7 @@ TENTH = Edition(
     has_cleave=False,
     models_indirect_fire=False,
     devastating_spills_after_volley=True,
+    devastating_damage_modified=True,
     hazard_fail_max=1,
     hazard_mortal_wounds=3,
     hazard_mortal_wounds_monster_vehicle=3,
@@ -145,6 +157,7 @@ ELEVENTH = Edition(
     has_cleave=True,
     models_indirect_fire=True,
     devastating_spills_after_volley=False,
+    devastating_damage_modified=False,
     hazard_fail_max=2,
     hazard_mortal_wounds=1,
     hazard_mortal_wounds_monster_vehicle=3,

@@ -501,8 +501,8 @@ def allocate_group(s: np.ndarray, gd: GroupDistribution, g: ResolvedGroup, targe
     m_hi = _trim(joint.sum(axis=0))[1]
     ys = renewal_mixture(s, loss, joint[: n_hi + 1, : m_hi + 1].T, target.wounds)  # ys[m]: sum_n P(n,m) T^n s
     if devastating_pending:
-        return pending_combine(ys, loss_pmf(g.damage, g.fnp_mortal), full.shape[0] - 1)
-    step_mortal = make_step(loss_pmf(g.damage, g.fnp_mortal), target, s)
+        return pending_combine(ys, loss_pmf(g.mortal_damage, g.fnp_mortal), full.shape[0] - 1)
+    step_mortal = make_step(loss_pmf(g.mortal_damage, g.fnp_mortal), target, s)
     r = ys[m_hi]
     for mm in range(m_hi - 1, -1, -1):
         r = step_mortal(r) + ys[mm]
@@ -525,6 +525,12 @@ def final_flat(s: np.ndarray, target: Target) -> np.ndarray:
     return out
 
 
+def same_damage(g: ResolvedGroup) -> bool:
+    """A DEVASTATING critical wound inflicts what a failed save does (always so in 10e; in 11e unless the
+    target has damage modifiers, which its mortal wounds ignore)."""
+    return g.mortal_damage is g.damage or np.array_equal(g.mortal_damage, g.damage)
+
+
 def run(groups: list[ResolvedGroup], target: Target, devastating_spills: bool) -> dict:
     """Exact result pieces for a volley: stages, models-killed pmf, damage pmf."""
     pending = devastating_spills and any(g.devastating for g in groups)
@@ -534,7 +540,7 @@ def run(groups: list[ResolvedGroup], target: Target, devastating_spills: bool) -
     s[(0, target.wounds_lost) if pending else target.wounds_lost] = 1.0
     stages = {"attacks": 0.0, "hits": 0.0, "wounds": 0.0, "unsaved": 0.0}
     for g in groups:
-        collapse_ok = not pending and g.fnp_mortal == g.fnp
+        collapse_ok = not pending and g.fnp_mortal == g.fnp and same_damage(g)
         gd = group_distribution(g, collapse_ok)
         for key in stages:
             stages[key] += getattr(gd, key)

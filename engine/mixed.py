@@ -333,7 +333,7 @@ def _pending_cap(groups: list[ResolvedGroup], target: Target, thinned: bool) -> 
     if thinned or keep == 0.0:
         return wounds
     support = sum(g.models * (g.attacks_per_model.size - 1) * (1 + (g.sustained.size - 1 if g.sustained is not None else 0))
-                  * (max(d.size for d in g.group_damage) - 1) for g in groups if g.devastating)
+                  * (max(d.size for d in g.group_mortal_damage) - 1) for g in groups if g.devastating)
     return min(support, _fnp_cap(wounds, keep))
 
 
@@ -413,7 +413,7 @@ def run(groups: list[ResolvedGroup], target: Target, devastating_spills: bool) -
         stages["unsaved"] += unsaved + m_mean
         if joint.shape[1] > 1 and pending:
             amount = lay.ch.groups[0] if g.precision else first_allocated(target.groups)
-            mw = g.group_damage[amount]
+            mw = g.group_mortal_damage[amount]
             if thinned:
                 mw = exact.loss_pmf(mw, g.group_fnp_mortal[0])
             x = _add_pending(ys, live, x.shape, mw, int(g.precision))
@@ -421,7 +421,7 @@ def run(groups: list[ResolvedGroup], target: Target, devastating_spills: bool) -
         if joint.shape[1] == 1:
             r = ys[0]
         else:
-            mortal = {i: exact.loss_pmf(g.group_damage[i], g.group_fnp_mortal[i]) for i in range(n_groups)}
+            mortal = {i: exact.loss_pmf(g.group_mortal_damage[i], g.group_fnp_mortal[i]) for i in range(n_groups)}
             tm = lay.transition(mortal, g.precision)
             r = _horner(ys, tm)
         flat = np.zeros_like(flat)

@@ -33,8 +33,8 @@ def _roll(rng: np.random.Generator, shape, table: tuple[np.ndarray, np.ndarray])
     return cat[rolls]
 
 
-def _damage_losses(rng: np.random.Generator, g: ResolvedGroup, n: int, keep: float) -> np.ndarray:
-    d = _sample(rng, g.damage, n)
+def _damage_losses(rng: np.random.Generator, g: ResolvedGroup, n: int, keep: float, mortal: bool = False) -> np.ndarray:
+    d = _sample(rng, g.mortal_damage if mortal else g.damage, n)
     return rng.binomial(d, 1.0 - keep) if keep > 0 else d
 
 
@@ -90,13 +90,15 @@ def sample_group(rng: np.random.Generator, g: ResolvedGroup, trials: int) -> dic
     return out
 
 
-def _allocate(rng, g: ResolvedGroup, counts: np.ndarray, killed, lost, models: int, wounds: int, keep: float):
-    """Apply counts[t] damaging attacks to trial t, one attack index at a time (no spill-over)."""
+def _allocate(rng, g: ResolvedGroup, counts: np.ndarray, killed, lost, models: int, wounds: int, keep: float,
+              mortal: bool = False):
+    """Apply counts[t] damaging attacks to trial t, one attack index at a time (no spill-over); `mortal`:
+    11e DEVASTATING critical wounds, whose mortal wounds follow `mortal_damage`."""
     for j in range(int(counts.max(initial=0))):
         idx = np.flatnonzero((counts > j) & (killed < models))
         if idx.size == 0:
             break
-        new = lost[idx] + _damage_losses(rng, g, idx.size, keep)
+        new = lost[idx] + _damage_losses(rng, g, idx.size, keep, mortal)
         dead = new >= wounds
         killed[idx[dead]] += 1
         new[dead] = 0
@@ -133,10 +135,10 @@ def _run_chunk(groups: list[ResolvedGroup], target: Target, devastating_spills: 
         _allocate(rng, g, c["normal"], killed, lost, k, w, g.fnp)
         if devastating_spills:
             crit_trial = np.repeat(np.arange(trials), c["devastating"])
-            mw = _damage_losses(rng, g, crit_trial.size, g.fnp_mortal)
+            mw = _damage_losses(rng, g, crit_trial.size, g.fnp_mortal, mortal=True)
             pending += np.bincount(crit_trial, weights=mw, minlength=trials).astype(np.int64)
         else:
-            _allocate(rng, g, c["devastating"], killed, lost, k, w, g.fnp_mortal)
+            _allocate(rng, g, c["devastating"], killed, lost, k, w, g.fnp_mortal, mortal=True)
     flat = np.minimum(killed * w + lost + pending, k * w)
     return {"stages": stages, "killed": flat // w, "damage": flat - target.wounds_lost}
 
@@ -254,10 +256,10 @@ def run_mixed(groups: list[ResolvedGroup], target: Target, devastating_spills: b
         if devastating_spills:
             amount = q.queues[1].groups[0] if g.precision else first_allocated(target.groups)
             crit_trial = np.repeat(np.arange(trials), c["devastating"])
-            mw = _sample(rng, g.group_damage[amount], crit_trial.size)
+            mw = _sample(rng, g.group_mortal_damage[amount], crit_trial.size)
             pending[:, int(g.precision)] += np.bincount(crit_trial, weights=mw, minlength=trials).astype(np.int64)
         else:
-            _allocate_mixed(rng, q, pos, last, c["devastating"], g.precision, None, cdfs,
+            _allocate_mixed(rng, q, pos, last, c["devastating"], g.precision, None, _cdfs(g.group_mortal_damage),
                             np.asarray(g.group_fnp_mortal))
     if devastating_spills and pending.any():
         one = _cdfs([np.array([0.0, 1.0])] * len(target.groups))

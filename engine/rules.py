@@ -41,6 +41,7 @@ class ResolvedGroup:
     devastating: bool
     save_threshold: int  # lowest unmodified save roll that saves (>= 7: no save); a 1 always fails
     damage: np.ndarray  # pmf of damage per attack after MELTA and damage reduction (min 1)
+    mortal_damage: np.ndarray  # pmf of the mortal wounds one DEVASTATING critical wound inflicts (edition)
     fnp: float  # probability one wound is NOT lost to normal damage
     fnp_mortal: float  # probability one mortal wound is NOT lost
     hazardous: bool
@@ -50,6 +51,7 @@ class ResolvedGroup:
     # the Feel No Pain keep probabilities. Empty for a single-profile target.
     group_saves: list[int] = field(default_factory=list)
     group_damage: list[np.ndarray] = field(default_factory=list)
+    group_mortal_damage: list[np.ndarray] = field(default_factory=list)  # like mortal_damage, per group
     group_fnp: list[float] = field(default_factory=list)
     group_fnp_mortal: list[float] = field(default_factory=list)
     applied: list[str] = field(default_factory=list)
@@ -306,12 +308,14 @@ def resolve(group: Group, target: Target, context: Context, attacker: Attacker, 
                          f"{SHARED_RULES['PRECISION']}")
     group_saves: list[int] = []
     group_damage: list[np.ndarray] = []
+    group_mortal_damage: list[np.ndarray] = []
     group_fnp: list[float] = []
     group_fnp_mortal: list[float] = []
     if target.mixed:
         for mg in target.groups:
             group_saves.append(_save_threshold(w, mg.save, mg.invulnerable, context, ed, cover, notes))
             group_damage.append(modified_damage(weapon_dmg, mg.damage_set, mg.halve_damage, mg.damage_reduction))
+            group_mortal_damage.append(group_damage[-1] if ed.devastating_damage_modified else weapon_dmg)
             keep = _fnp_keep(mg.feel_no_pain)
             group_fnp.append(keep)
             group_fnp_mortal.append(max(keep, _fnp_keep(mg.feel_no_pain_mortal)))
@@ -323,8 +327,9 @@ def resolve(group: Group, target: Target, context: Context, attacker: Attacker, 
         hit_mod=hit_mod, crit_hit=context.critical_hit, hit_min_unmodified=hit_min, reroll_hits=reroll_hits,
         sustained=sustained, lethal=lethal, wound_needed=needed, wound_mod=wound_mod, crit_wound=crit_wound,
         reroll_wounds=reroll_wounds, devastating=devastating, save_threshold=save_threshold, damage=dmg,
+        mortal_damage=dmg if ed.devastating_damage_modified else weapon_dmg,
         fnp=fnp, fnp_mortal=fnp_m, hazardous=hazardous, precision=precision, group_saves=group_saves,
-        group_damage=group_damage, group_fnp=group_fnp, group_fnp_mortal=group_fnp_mortal, applied=applied,
+        group_damage=group_damage, group_mortal_damage=group_mortal_damage, group_fnp=group_fnp, group_fnp_mortal=group_fnp_mortal, applied=applied,
         ignored=ignored, notes=notes,
     )
 

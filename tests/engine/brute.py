@@ -65,12 +65,12 @@ def brute(req: dict) -> dict:
     states: dict[tuple, float] = {(0, t.get("wounds_lost", 0), 0, 0): 1.0}
     stages = defaultdict(float)
 
-    def damage_events(expr, melta):
+    def damage_events(expr, melta, reduce=True):
         """(damage value, probability) after MELTA and damage reduction (min 1)."""
         out = defaultdict(float)
         for d, p in dice_faces(expr):
             for m, pm in melta:
-                out[max(1, d + m - dr) if dr else d + m] += p * pm
+                out[max(1, d + m - dr) if dr and reduce else d + m] += p * pm
         return list(out.items())
 
     def lose(state, n_wounds, keep_on):
@@ -189,6 +189,8 @@ def brute(req: dict) -> dict:
         if "MELTA" in kw and ctx.get("half_range"):
             melta = dice_faces(str(kw["MELTA"].value))
         dmg = damage_events(wpn["damage"], melta)
+        # DEVASTATING mortal wounds: 10e after the model's modifiers; 11e 24.10 before any (MELTA only)
+        dmg_dev = dmg if ed == "10e" else damage_events(wpn["damage"], melta, reduce=False)
         dev = "DEVASTATING WOUNDS" in kw
         lethal = "LETHAL HITS" in kw
         sus = dice_faces(str(kw["SUSTAINED HITS"].value)) if "SUSTAINED HITS" in kw else [(0, 1.0)]
@@ -264,7 +266,7 @@ def brute(req: dict) -> dict:
             for _ in range(dv):
                 nxt = defaultdict(float)
                 for st, q in part.items():
-                    for d, pd in dmg:
+                    for d, pd in dmg_dev:
                         if ed == "10e":  # mortal wounds pending until the end of the volley, after FNP
                             for st2, p2 in _fnp_count(st, d, fnp_m).items():
                                 nxt[st2] += q * pd * p2
@@ -566,7 +568,9 @@ def brute_mixed(req: dict) -> dict:
                     if i is None:
                         nxt[st] += q
                         continue
-                    for d, pd in _model_damage(wpn["damage"], melta, groups[models[i][0]]):
+                    # 11e 24.10: the attack sequence ends before allocation, so the model's damage
+                    # modifiers do not change the mortal wounds (only MELTA does)
+                    for d, pd in _model_damage(wpn["damage"], melta, {}):
                         for st2, p2 in lose(st, i, d, True).items():
                             nxt[st2] += q * pd * p2
                 part = nxt

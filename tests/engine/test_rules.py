@@ -257,6 +257,49 @@ def test_devastating_wounds_10e_spill_11e_one_model():
     assert run(edition="11e", **two)["models_killed"]["pmf"][3] == pytest.approx(0)
 
 
+@pytest.mark.parametrize("modifier", [{"damage_reduction": 1}, {"halve_damage": True}, {"damage_set": 1}])
+@pytest.mark.parametrize("method", ["exact", "montecarlo"])
+def test_devastating_mortal_wounds_and_damage_modifiers(modifier, method):
+    """10e seed: "After that attack is allocated and after any modifiers are applied, it inflicts a number
+    of mortal wounds ... equal to the Damage characteristic" - a "-1 Damage" model takes 2 from D3.
+    11e 24.10: "the attack sequence for that attack ends and the target unit suffers a number of mortal
+    wounds equal to the D characteristic of that weapon" - before allocation (05.04), so the model's
+    damage modifiers do not apply: 3. Normal damage (a failed save) is modified in both editions."""
+    extra = {"method": method, "trials": 20_000, "seed": 3} if method == "montecarlo" else {}
+    dev = dict(skill=None, strength=1, toughness=10, damage=3, kw=["DEVASTATING WOUNDS"], wounds=6,
+               context={"critical_wound": 2}, save=7, **modifier)
+    modified = {"damage_reduction": 2, "halve_damage": 2, "damage_set": 1}[next(iter(modifier))]
+
+    def pmf(edition, **kw):
+        req = {"edition": edition, "volley": [{"models": 1, "weapon": {
+            "name": "w", "attacks": 1, "skill": None, "strength": kw["strength"], "ap": 0, "damage": 3,
+            "keywords": kw.get("kw", [])}}], "target": {"models": 1, "toughness": 10, "save": 7, "wounds": 6,
+            **modifier}, "context": kw.get("context", {}), **extra}
+        return simulate(req)["damage"]["pmf"]
+
+    tol = 0.02 if method == "montecarlo" else 1e-12
+    ten, eleven = pmf("10e", **dev), pmf("11e", **dev)
+    assert ten[modified] == pytest.approx(5 / 6, abs=tol)
+    assert eleven[3] == pytest.approx(5 / 6, abs=tol)
+    for edition in ("10e", "11e"):  # a normal wound (S 20 vs T10 wounds on 2+, no save): modified
+        assert pmf(edition, strength=20)[modified] == pytest.approx(5 / 6, abs=tol)
+
+
+@pytest.mark.parametrize("edition", ["10e", "11e"])
+def test_devastating_mortal_wounds_per_model_modifiers_in_a_mixed_unit(edition):
+    """The same reading against a mixed unit (contract 1b): the bodyguard's "-1 Damage" reduces the
+    mortal wounds of a critical wound in 10e only; with the leader's own modifier the same holds for
+    PRECISION attacks (10e seed / 11e 24.28.01: they are applied to the CHARACTER group first)."""
+    groups = [{"name": "body", "models": 2, "toughness": 10, "save": 7, "wounds": 6, "damage_reduction": 1},
+              {"name": "lead", "models": 1, "toughness": 10, "save": 7, "wounds": 6, "damage_reduction": 2,
+               "character": True}]
+    for keywords, expected_10e in ((["DEVASTATING WOUNDS"], 2), (["DEVASTATING WOUNDS", "PRECISION"], 1)):
+        r = simulate({"edition": edition, "context": {"critical_wound": 2}, "target": {"groups": groups},
+                      "volley": [{"models": 1, "weapon": {"name": "w", "attacks": 1, "skill": None, "strength": 1,
+                                                          "ap": 0, "damage": 3, "keywords": keywords}}]})
+        assert r["damage"]["pmf"][expected_10e if edition == "10e" else 3] == pytest.approx(5 / 6, abs=1e-12)
+
+
 def test_devastating_wounds_10e_after_whole_volley():
     """10e seed: devastating attacks "are only allocated to models after all other attacks made by the
     attacking unit have been allocated and resolved" - a later group's normal damage lands first."""
