@@ -34,6 +34,7 @@ class Settings:
     web_public_url: str | None = None  # how viewers reach it (a reverse proxy's https URL), for the links
     gdc_url: str = "https://raw.githubusercontent.com/game-datacards/datasources/main/11th/gdc/"
     wahapedia_url: str = "https://wahapedia.ru/wh40k10ed/"
+    mfm_url: str = "https://raw.githubusercontent.com/BSData/wh40k-11e-mfm/main/data/"
     data_refresh: float | None = None  # seconds between scheduled `data update`s in the running bot; None: off
     database_url: str | None = None  # postgresql://…: the shared state backend instead of the SQLite file
     sim_workers: int = 2  # simulation worker processes (bot.sim.pool); 0: threads in the bot's process
@@ -197,6 +198,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         web_public_url=_public_url(env),
         gdc_url=_url(env, "COGITATOR_GDC_URL", Settings.gdc_url),
         wahapedia_url=_url(env, "COGITATOR_WAHAPEDIA_URL", Settings.wahapedia_url),
+        mfm_url=_url(env, "COGITATOR_MFM_URL", Settings.mfm_url),
         data_refresh=_interval(env, "COGITATOR_DATA_REFRESH"),
         database_url=_database_url(env),
         sim_workers=_int_setting(env, "COGITATOR_SIM_WORKERS", Settings.sim_workers, 0, MAX_SIM_WORKERS),

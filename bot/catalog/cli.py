@@ -6,7 +6,7 @@
     python -m bot import gdc PATH            a game-datacards faction file, core_rules.json, or a folder
     python -m bot catalog build [--force]    (re)build the catalog from data/ and the kept imports
     python -m bot catalog info               what the catalog holds, and the kept imports
-    python -m bot data update [--source gdc|wahapedia|all] [--check]   fetch the public data, import it
+    python -m bot data update [--source gdc|wahapedia|mfm|all] [--check]   fetch the public data, import it
 
 A catalog or imports folder that cannot be opened or written (permissions, full disk) is one line on
 stderr (or a JSON error with --json) and exit 2, never a traceback. A corrupt catalog file is rebuilt.
@@ -59,12 +59,12 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     data = subparsers.add_parser("data", help="download the public data (game-datacards, Wahapedia)")
     data_sub = data.add_subparsers(dest="data_command", required=True)
     update = data_sub.add_parser("update", help="download what changed upstream and import it")
-    update.add_argument("--source", choices=("gdc", "wahapedia", "all"), default="all",
+    update.add_argument("--source", choices=("gdc", "wahapedia", "mfm", "all"), default="all",
                         help="which source (default: all)")
     update.add_argument("--check", action="store_true", help="only report which files are newer upstream")
     update.add_argument("--json", action="store_true", help="print one JSON line per source")
     update.set_defaults(func=cmd_data_update)
-    update.epilog = ("Base URLs: COGITATOR_GDC_URL and COGITATOR_WAHAPEDIA_URL. Files go to "
+    update.epilog = ("Base URLs: COGITATOR_GDC_URL, COGITATOR_WAHAPEDIA_URL and COGITATOR_MFM_URL. Files go to "
                      "COGITATOR_DATA/downloads/<source>/; a failed source keeps its previous files and data.")
 
 
@@ -202,25 +202,29 @@ def cmd_data_update(args: argparse.Namespace, settings: Settings) -> int:
     import asyncio
 
     from bot.catalog import update
+    from bot.points.mfm import PointsDataError
 
     sources = update.SOURCES if args.source == "all" else (args.source,)
-    urls = {"gdc": settings.gdc_url, "wahapedia": settings.wahapedia_url}
     progress = sys.stderr.isatty() and not args.json
     failed = False
     catalog = None
     try:
         for source in sources:
             if args.check:
-                report = asyncio.run(update.check_source(source, urls[source], settings.data_dir))
+                report = asyncio.run(update.check_source(source, update.url_for(settings, source),
+                                                         settings.data_dir))
             else:
-                report = asyncio.run(update.download_source(source, urls[source], settings.data_dir,
-                                                            progress=progress))
+                report = asyncio.run(update.download_source(source, update.url_for(settings, source),
+                                                            settings.data_dir, progress=progress))
                 if report.error is None and (report.new or not update.is_imported(settings.data_dir, source)):
-                    catalog = catalog or _open(settings)
+                    if source != "mfm":  # points are kept beside the catalog, which need not open
+                        catalog = catalog or _open(settings)
                     try:
                         report.imported = update.import_source(catalog, source, settings.data_dir)
                     except CatalogImportError as error:
                         report.error = f"import failed, catalog unchanged: {error}"
+                    except PointsDataError as error:
+                        report.error = f"import failed, the points in force stay: {error}"
             failed = failed or report.error is not None
             _print_report(report, args)
     finally:

@@ -3,7 +3,9 @@
 Sources (base URLs are settings, see docs/operations.md):
 - gdc: the game-datacards 11th-edition datasources (`<base>/<faction>.json`, `core/core_rules.json`,
   `faqs.json`, `keywords.json`), imported as game-datacards datasets;
-- wahapedia: the Wahapedia 10th-edition CSV export (`<base>/Factions.csv`, ...).
+- wahapedia: the Wahapedia 10th-edition CSV export (`<base>/Factions.csv`, ...);
+- mfm: BSData/wh40k-11e-mfm's Munitorum Field Manual (`<base>/meta.yaml`, `<base>/<faction>.yaml`), kept
+  as a points version in `COGITATOR_DATA/points/` (bot/points/book.py) rather than in the catalog.
 
 Files land in `COGITATOR_DATA/downloads/<source>/` with a `.meta.json` of validators (ETag, Last-Modified),
 sizes and dates. A source is all-or-nothing: every changed file is downloaded to `<name>.part` and checked;
@@ -46,7 +48,19 @@ GDC_FACTIONS = (
     "necrons", "orks", "space_marines", "spacewolves", "tau", "thousandsons", "titan", "tyranids", "votann",
     "worldeaters",
 )
-GDC_FILES = tuple(f"{f}.json" for f in GDC_FACTIONS) + ("core/core_rules.json", "faqs.json", "keywords.json")
+CHAPTER_APPROVED = "missions/chapter_approved_2026_2027.json"  # battle sizes for /army check (bot/points/sizes.py)
+GDC_FILES = tuple(f"{f}.json" for f in GDC_FACTIONS) + ("core/core_rules.json", "faqs.json", "keywords.json",
+                                                       CHAPTER_APPROVED)
+# BSData/wh40k-11e-mfm's data/ (meta.yaml lists the same 29): a faction added upstream needs a line here,
+# and until then the update is refused with a line naming it (the points in force stay).
+MFM_FACTIONS = (
+    "adepta-sororitas", "adeptus-custodes", "adeptus-mechanicus", "aeldari", "astra-militarum", "black-templars",
+    "blood-angels", "chaos-daemons", "chaos-knights", "chaos-space-marines", "chaos-titan-legions", "dark-angels",
+    "death-guard", "deathwatch", "drukhari", "emperors-children", "genestealer-cults", "grey-knights",
+    "imperial-agents", "imperial-knights", "leagues-of-votann", "necrons", "orks", "space-marines", "space-wolves",
+    "tau-empire", "thousand-sons", "titan-legions", "tyranids", "world-eaters",
+)
+MFM_FILES = ("meta.yaml",) + tuple(f"{f}.yaml" for f in MFM_FACTIONS)
 WAHAPEDIA_FILES = (
     "Factions.csv", "Source.csv", "Datasheets.csv", "Datasheets_abilities.csv", "Datasheets_keywords.csv",
     "Datasheets_models.csv", "Datasheets_options.csv", "Datasheets_wargear.csv", "Datasheets_unit_composition.csv",
@@ -54,7 +68,7 @@ WAHAPEDIA_FILES = (
     "Datasheets_detachment_abilities.csv", "Datasheets_leader.csv", "Stratagems.csv", "Abilities.csv",
     "Enhancements.csv", "Detachment_abilities.csv", "Detachments.csv", "Last_update.csv",
 )
-SOURCES = ("gdc", "wahapedia")
+SOURCES = ("gdc", "wahapedia", "mfm")
 FILE_TIMEOUT = 120.0  # seconds for one whole file (connect, headers and body)
 PARALLEL = 4  # files fetched at once per source
 META = ".meta.json"
@@ -78,10 +92,47 @@ class SourceReport:
 
 
 def files_for(source: str) -> tuple[str, ...]:
-    return GDC_FILES if source == "gdc" else WAHAPEDIA_FILES
+    return {"gdc": GDC_FILES, "mfm": MFM_FILES}.get(source, WAHAPEDIA_FILES)
+
+
+def url_for(settings, source: str) -> str:  # noqa: ANN001 - bot.config.Settings
+    return {"gdc": settings.gdc_url, "wahapedia": settings.wahapedia_url, "mfm": settings.mfm_url}[source]
+
+
+def _check_mfm(name: str) -> Callable[[bytes], None]:
+    """Each MFM file is checked in full (safe, bounded YAML; every key known; costs in range) before it may
+    replace the one in force."""
+    from bot.points.mfm import PointsDataError, parse_faction, parse_meta
+
+    def check(body: bytes) -> None:
+        try:
+            text = body.decode("utf-8-sig")
+            parse_meta(text, name) if name == "meta.yaml" else parse_faction(text, name)
+        except UnicodeDecodeError:
+            raise DownloadError(name, "not UTF-8 text") from None
+        except PointsDataError as exc:
+            raise DownloadError(name, f"{exc.where}: {exc.reason}" if exc.where else exc.reason) from None
+
+    return check
+
+
+def _check_sizes(body: bytes) -> None:
+    """The Chapter Approved file must give battle sizes we can read."""
+    from bot.points.sizes import parse
+
+    try:
+        parse(json.loads(body.decode("utf-8-sig")))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise DownloadError(CHAPTER_APPROVED, str(exc)[:160]) from None
 
 
 def _check_for(source: str, name: str) -> tuple[int, Callable[[bytes], None]]:
+    if source == "mfm":
+        from bot.points.yamlsafe import MAX_YAML_BYTES
+
+        return MAX_YAML_BYTES, _check_mfm(name)
+    if source == "gdc" and name == CHAPTER_APPROVED:
+        return MAX_JSON_BYTES, _check_sizes
     if source == "gdc":
         return MAX_JSON_BYTES, check_json(name)
 
@@ -100,8 +151,9 @@ def folder_for(data_dir: Path, source: str) -> Path:
 
 
 def _local_name(name: str) -> str:
-    """`core/core_rules.json` is kept flat (`core_rules.json`), as the gdc importer reads one folder."""
-    return name.rsplit("/", 1)[-1]
+    """`core/core_rules.json` is kept flat (`core_rules.json`), as the gdc importer reads one folder; the
+    missions file keeps its folder, out of the importer's way."""
+    return name if name.startswith("missions/") else name.rsplit("/", 1)[-1]
 
 
 def read_meta(folder: Path) -> dict:
@@ -173,7 +225,8 @@ async def _download_locked(source: str, base_url: str, folder: Path, report: Sou
     results: list[Fetched] = []
 
     async def one(session: aiohttp.ClientSession, name: str) -> Fetched:
-        max_bytes, check = _check_for(source, _local_name(name))
+        max_bytes, check = _check_for(source, name if name == CHAPTER_APPROVED else _local_name(name))
+        (folder / _local_name(name)).parent.mkdir(parents=True, exist_ok=True)
         async with limit:
             got = await fetch(session, base + name, name, folder / _local_name(name),
                               meta.get("files", {}).get(name, {}), max_bytes=max_bytes, timeout=timeout,
@@ -198,7 +251,7 @@ async def _download_locked(source: str, base_url: str, folder: Path, report: Sou
         report.error = str(exc)
     finally:
         bar.close()
-        for leftover in folder.glob("*.part"):
+        for leftover in folder.glob("**/*.part"):
             if report.error is not None:
                 leftover.unlink(missing_ok=True)
     if report.error is None:
@@ -261,11 +314,19 @@ async def check_source(source: str, base_url: str, data_dir: Path, *, files: tup
 
 def import_source(catalog, source: str, data_dir: Path, *,  # noqa: ANN001 - Catalog, imported lazily
                   separate_connection: bool = False) -> dict[str, int]:
-    """Import the downloaded folder of `source` into the catalog (all-or-nothing, see Catalog.import_dataset)
-    and record it, so an unchanged refresh need not open the catalog."""
+    """Import the downloaded folder of `source` into the catalog (all-or-nothing, see Catalog.import_dataset),
+    or for mfm keep it as a points version; record it, so an unchanged refresh need not open either.
+    Raises CatalogImportError (mfm: PointsDataError) with nothing changed."""
     folder = folder_for(data_dir, source)
-    counts = catalog.import_dataset("gdc" if source == "gdc" else "wahapedia", folder,
-                                    separate_connection=separate_connection)
+    if source == "mfm":
+        from bot.points.book import import_folder
+
+        points_meta, changed = import_folder(folder, data_dir)
+        counts = {f"mfm v{points_meta.version} {points_meta.last_updated}": len(points_meta.factions)} \
+            if changed else {}
+    else:
+        counts = catalog.import_dataset("gdc" if source == "gdc" else "wahapedia", folder,
+                                        separate_connection=separate_connection)
     meta = read_meta(folder)
     meta["imported_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     meta["imported_updated_at"] = meta.get("updated_at")
@@ -279,6 +340,10 @@ def is_imported(data_dir: Path, source: str) -> bool:
     meta = read_meta(folder_for(data_dir, source))
     if not meta.get("imported_at") or meta.get("imported_updated_at") != meta.get("updated_at"):
         return False
+    if source == "mfm":
+        from bot.points.book import versions
+
+        return bool(versions(data_dir))
     path = Path(data_dir) / "catalog.sqlite"
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
@@ -309,17 +374,18 @@ async def refresh_once(catalog, settings, sources: tuple[str, ...] = SOURCES) ->
     imports in a worker thread on their own database connection, then the search index is swapped in one
     step (Catalog.reload), so interactions keep being answered from the old data until the new is ready."""
     from bot.catalog.model import CatalogImportError
+    from bot.points.mfm import PointsDataError
 
     reports = []
     for source in sources:
-        url = settings.gdc_url if source == "gdc" else settings.wahapedia_url
+        url = url_for(settings, source)
         report = await download_source(source, url, settings.data_dir)
         if report.error is None and (report.new or not is_imported(settings.data_dir, source)):
             try:
                 report.imported = await asyncio.to_thread(import_source, catalog, source, settings.data_dir,
                                                           separate_connection=True)
-            except CatalogImportError as exc:
-                report.error = f"import failed, catalog unchanged: {exc}"
+            except (CatalogImportError, PointsDataError) as exc:
+                report.error = f"import failed, previous data kept: {exc}"
         if report.error:
             log.warning("data refresh failed; previous data kept", extra={"source": source, "error": report.error})
         else:
