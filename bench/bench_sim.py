@@ -7,6 +7,10 @@ plumbing, parsing, rendering) from the same run. Run: `.venv/bin/python bench/be
 default, bot/sim/pool.py) with the same /sim computed in a thread of the bot's process
 (COGITATOR_SIM_WORKERS=0), alternating the two so both see the same load (issue 9: pool p99 within
 1.2x the thread path's).
+
+`bench/bench_sim.py N --chart` times the chart alone (issue 22: <= 5 ms per chart): the five reference
+charts and 200 varied distributions, warm (layouts and labels cached) and cold (caches emptied before
+each chart). `bench/bench_sim.py N --unit` runs only the /sim unit scenarios (issue 22: p50 <= 10 ms).
 """
 
 from __future__ import annotations
@@ -219,6 +223,55 @@ async def pool_overhead(runs: int) -> None:
           f"p50 ratio {statistics.median(times[list(times)[1]]) / statistics.median(times[list(times)[0]]):.2f}")
 
 
+CHART_TARGET_S = 0.005  # issue 22: a chart in at most 5 ms
+
+
+def chart_bench(runs: int) -> None:
+    """ms per chart, warm and cold, on the reference cases and binomials of 1-100 models."""
+    import random
+    from math import comb
+
+    from engine import canvas, plot
+
+    rng = random.Random(22)
+    results = []
+    for _ in range(200):
+        n, q = rng.choice((1, 2, 3, 5, 10, 20, 30, 100)), rng.random()
+        pmf = [comb(n, k) * q**k * (1 - q) ** (n - k) for k in range(n + 1)]
+        results.append({"models_killed": {"mean": n * q, "pmf": pmf}, "p_wipe": pmf[-1]})
+    print(f"chart: {len(results)} distributions x {runs} rounds (load average {os.getloadavg()[0]:.1f} "
+          f"on {os.cpu_count()} shared cores)")
+    for label, cold in (("warm (layouts and labels cached)", False), ("cold (caches emptied per chart)", True)):
+        times = []
+        for _ in range(runs):
+            for result in results:
+                if cold:
+                    plot._BASES.clear()
+                    canvas._masks.clear()
+                start = time.perf_counter()
+                plot_models_killed(result, title="Intercessor Squad (10) · Bolt rifle")
+                times.append(time.perf_counter() - start)
+        p50 = statistics.median(times)
+        print(f"{label:36} p50 {ms(p50)}  p99 {ms(percentile(times, 0.99))}  "
+              f"(target p50 <= 5 ms: {'met' if p50 <= CHART_TARGET_S else 'NOT met'})")
+
+
+async def unit_only(runs: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        console = await ConsoleSession.open(Settings(token=None, db_path=Path(tmp) / "state.db",
+                                                     data_dir=Path(tmp) / "data", log_level="WARNING",
+                                                     sync_commands=False))
+        try:
+            await unit_scenarios(console, runs)
+        finally:
+            await console.close()
+
+
 if __name__ == "__main__":
     count = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 30
-    asyncio.run(pool_overhead(count) if "--pool" in sys.argv else main(count))
+    if "--chart" in sys.argv:
+        chart_bench(count)
+    elif "--unit" in sys.argv:
+        asyncio.run(unit_only(count))
+    else:
+        asyncio.run(pool_overhead(count) if "--pool" in sys.argv else main(count))

@@ -5,25 +5,26 @@ drawn at 800 x 450 px with large type (it stays legible when halved) and a dark 
 Discord's dark theme.
 
 It is drawn with Pillow directly (rectangles, lines and FreeType text), not with matplotlib's artist
-machinery: one chart is a dozen bars and twenty labels, and matplotlib spent ~90 ms of CPU per /sim
-answer laying out text objects, against ~5 ms here (bench/bench_sim.py prints both). Nor does it load
-matplotlib for the rest: the DejaVu faces it used ship in engine/fonts (their licence next to them) and
-engine/ticks.py places the y ticks as its MaxNLocator did, so the chart is pixel-identical to the
-matplotlib-era one (tests/sim/test_plot_reference.py). Each thread keeps its own font objects
-(FreeType faces are not shared between threads); a test checks that charts drawn in parallel threads
-are byte-identical to serial ones.
+machinery (matplotlib spent ~90 ms of CPU per /sim answer laying out text objects). The DejaVu faces it
+used ship in engine/fonts and engine/ticks.py places the y ticks as its MaxNLocator did, so the chart
+keeps the matplotlib-era look (tests/sim/test_plot_reference.py).
+
+Cost (issue 22: the chart was 70-80% of a /sim answer): it is a palette PNG drawn on engine/canvas.py
+(a third of the bytes to compress), its labels are rasterised once and cached, and the part that depends
+only on the layout (background, x labels, footer: the band under the zero line, which nothing else
+touches) is drawn once per (bars shown, models) and copied. bench/bench_sim.py --chart prints ms/chart.
 """
 
 from __future__ import annotations
 
-import io
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from PIL import Image, ImageDraw, ImageFont
+import numpy as np
+from PIL import Image, ImageDraw
 
+from engine import canvas
 from engine.ticks import nice_ticks
 
 WIDTH, HEIGHT = 800, 450
@@ -45,17 +46,21 @@ LEFT, RIGHT, TOP, BOTTOM = 68, 788, 58, 360
 # five die does not squeeze the chart into the left quarter; P(wipe) is still printed in the title.
 NEGLIGIBLE = 5e-4
 
-_FONT_DIR = Path(__file__).resolve().parent / "fonts"
-_fonts = threading.local()
+# Text blends: grey labels and the white title on the background, white percentages in their boxes,
+# the mean's label on the background (or over a grid line). 8 solids + 5 ramps of 49 = 253 entries.
+PALETTE = canvas.Palette(
+    (BACKGROUND, TEXT, MUTED, GRID, BAR, WIPE, MEAN, LABEL_BOX),
+    ((MUTED, BACKGROUND), (TEXT, BACKGROUND), (MEAN, BACKGROUND), (TEXT, LABEL_BOX), (MEAN, GRID)),
+    levels=50,
+)
+_INDEX = PALETTE.index
+_BASES: dict[tuple[int, int], Image.Image] = {}
+_BASES_MAX = 32  # 360 KB each; the oldest goes first
+_bases_lock = threading.Lock()
 
 
-def _font(points: float, bold: bool = False) -> ImageFont.FreeTypeFont:
-    cache = _fonts.__dict__.setdefault("cache", {})
-    key = (points, bold)
-    if key not in cache:
-        name = "DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf"
-        cache[key] = ImageFont.truetype(str(_FONT_DIR / name), round(points * PX_PER_PT))
-    return cache[key]
+def _face(points: float, bold: bool = False) -> tuple[int, bool]:
+    return round(points * PX_PER_PT), bold
 
 
 def _visible_range(pmf: Sequence[float], mean: float) -> int:
@@ -88,6 +93,33 @@ def _x_labels(shown: int, models: int) -> list[int]:
     return picks
 
 
+def _base(shown: int, models: int) -> Image.Image:
+    """Background, x labels and footer for a layout: an "L" image of palette indices, drawn once."""
+    key = (shown, models)
+    with _bases_lock:
+        found = _BASES.get(key)
+    if found is not None:
+        return found
+    grid = np.full((HEIGHT, WIDTH), _INDEX[BACKGROUND], np.uint8)
+    small = _face(10)
+    for k in _x_labels(shown, models):
+        label = f"{k}\nwipe" if (k == models and models > 0) else str(k)
+        canvas.text(grid, PALETTE, (_px(k, shown), BOTTOM + 9), label, small, MUTED, "ma", spacing=2,
+                    align="center")
+    footer = f"models killed (of {models})" + ("" if shown == models else f"; {shown + 1}+ not shown, each <0.05%")
+    canvas.text(grid, PALETTE, (round(WIDTH * 0.53), HEIGHT - 12), footer, _face(10.5), MUTED, "md")
+    base = Image.fromarray(grid)
+    with _bases_lock:
+        if len(_BASES) >= _BASES_MAX:
+            del _BASES[next(iter(_BASES))]
+        _BASES[key] = base
+    return base
+
+
+def _px(x: float, shown: int) -> float:
+    return LEFT + (x + 0.6) / (shown + 1.2) * (RIGHT - LEFT)
+
+
 def plot_models_killed(result: dict[str, Any], *, title: str | None = None) -> bytes:
     """Render `result["models_killed"]` (contract 1) as PNG bytes, mean and P(wipe) marked."""
     killed = result["models_killed"]
@@ -103,61 +135,54 @@ def plot_models_killed(result: dict[str, Any], *, title: str | None = None) -> b
     y_max = top * 1.22
 
     def px(x: float) -> float:
-        return LEFT + (x + 0.6) / (shown + 1.2) * (RIGHT - LEFT)
+        return _px(x, shown)
 
     def py(y: float) -> float:
         return BOTTOM - y / y_max * (BOTTOM - TOP)
 
-    image = Image.new("RGB", (WIDTH, HEIGHT), BACKGROUND)
+    # Shapes first (exact indices through Pillow), then every label on top: no label overlaps a shape
+    # drawn after it in the RGB original, so the order is the same picture.
+    image = _base(shown, models).copy()
     draw = ImageDraw.Draw(image)
-
-    # Horizontal grid lines with percentage labels; none above the tallest bar (or above 100%).
     ticks = [t for t in nice_ticks(top) if 0 <= t <= min(1.0, top * 1.05)]
     decimals = 0 if all(abs(t * 100 - round(t * 100)) < 1e-9 for t in ticks) else 1
-    small = _font(10)
     for t in ticks:
         y = round(py(t))
-        draw.line([(LEFT, y), (RIGHT, y)], fill=GRID, width=1)
-        draw.text((LEFT - 8, y), f"{t * 100:.{decimals}f}%", font=small, fill=MUTED, anchor="rm")
+        draw.line([(LEFT, y), (RIGHT, y)], fill=_INDEX[GRID], width=1)
 
     half = 0.4
     for k, p in enumerate(heights):
         if p <= 0:
             continue
         colour = WIPE if (k == models and models > 0) else BAR
-        draw.rectangle([round(px(k - half)), round(py(p)), round(px(k + half)) - 1, BOTTOM], fill=colour)
-    draw.line([(LEFT, BOTTOM), (RIGHT, BOTTOM)], fill=GRID, width=2)
+        draw.rectangle([round(px(k - half)), round(py(p)), round(px(k + half)) - 1, BOTTOM], fill=_INDEX[colour])
+    draw.line([(LEFT, BOTTOM), (RIGHT, BOTTOM)], fill=_INDEX[GRID], width=2)
 
     # The mean: a dashed line over the whole height, its value beside it near the top.
     x_mean = round(px(mean))
     for y in range(TOP, BOTTOM, 14):
-        draw.line([(x_mean, y), (x_mean, min(y + 8, BOTTOM))], fill=MEAN, width=3)
+        draw.line([(x_mean, y), (x_mean, min(y + 8, BOTTOM))], fill=_INDEX[MEAN], width=3)
 
+    bar_labels = []
     if shown <= 12:
-        label_font = _font(10 if shown <= 8 else 8.5)
+        label_face = _face(10 if shown <= 8 else 8.5)
         for k, p in enumerate(heights):
             if p >= 0.005:
                 anchor = (px(k), py(p) - 6)
-                box = draw.textbbox(anchor, _percent(p), font=label_font, anchor="mb")
-                draw.rectangle([box[0] - 2, box[1] - 2, box[2] + 2, box[3] + 1], fill=LABEL_BOX)
-                draw.text(anchor, _percent(p), font=label_font, fill=TEXT, anchor="mb")
+                box = canvas.text_bbox(anchor, _percent(p), label_face, "mb")
+                draw.rectangle([box[0] - 2, box[1] - 2, box[2] + 2, box[3] + 1], fill=_INDEX[LABEL_BOX])
+                bar_labels.append((anchor, _percent(p)))
 
-    # x labels under the bars; the wipe bar says so.
-    for k in _x_labels(shown, models):
-        label = f"{k}\nwipe" if (k == models and models > 0) else str(k)
-        draw.multiline_text((px(k), BOTTOM + 9), label, font=small, fill=MUTED, anchor="ma", align="center",
-                            spacing=2)
-
+    grid = np.array(image)
+    small = _face(10)
+    for t in ticks:
+        canvas.text(grid, PALETTE, (LEFT - 8, round(py(t))), f"{t * 100:.{decimals}f}%", small, MUTED, "rm")
+    for anchor, label in bar_labels:
+        canvas.text(grid, PALETTE, anchor, label, label_face, TEXT, "mb")
     label_left = mean < shown * 0.75
-    draw.text((x_mean + 6 if label_left else x_mean - 6, py(top * 1.17)),
-              f"mean {mean:.2f}", font=_font(11, bold=True), fill=MEAN, anchor="la" if label_left else "ra")
-
+    canvas.text(grid, PALETTE, (x_mean + 6 if label_left else x_mean - 6, py(top * 1.17)), f"mean {mean:.2f}",
+                _face(11, bold=True), MEAN, "la" if label_left else "ra")
     heading = title or "Models killed"
-    draw.text((LEFT, round(HEIGHT * 0.05)), f"{heading}  ·  P(wipe) {_percent(p_wipe)}", font=_font(13, bold=True),
-              fill=TEXT, anchor="lm")
-    footer = f"models killed (of {models})" + ("" if shown == models else f"; {shown + 1}+ not shown, each <0.05%")
-    draw.text((round(WIDTH * 0.53), HEIGHT - 12), footer, font=_font(10.5), fill=MUTED, anchor="md")
-
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG", compress_level=1)
-    return buffer.getvalue()
+    canvas.text(grid, PALETTE, (LEFT, round(HEIGHT * 0.05)), f"{heading}  ·  P(wipe) {_percent(p_wipe)}",
+                _face(13, bold=True), TEXT, "lm")
+    return canvas.to_png(grid, PALETTE)
