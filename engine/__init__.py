@@ -2,6 +2,8 @@
 
 Public API (contract 1 of shared/DESIGN.md):
     simulate(request: dict) -> dict     # raises RequestError(message, field) for invalid input
+    compile(request: dict) -> Plan      # the compiled request (engine.plan), cached by value; .run(), .cost
+    evaluate_batch(requests) -> BatchResult, estimate_batch(requests)   # many requests (engine.batch)
     validate(request: dict) -> Request  # the checks alone, without the size limits
     prepare(request: dict)              # validation + size limits, before any heavy work
     limits                              # the documented size limits
@@ -15,8 +17,11 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from engine import limits  # noqa: E402
-from engine.api import prepare, simulate  # noqa: E402
+from engine.api import prepare  # noqa: E402
+from engine.batch import BatchResult, estimate_batch, evaluate_batch  # noqa: E402
 from engine.errors import RequestError  # noqa: E402
+from engine.plan import Plan, compile, simulate  # noqa: E402,A004
 from engine.request import validate  # noqa: E402
 
-__all__ = ["RequestError", "limits", "prepare", "simulate", "validate"]
+__all__ = ["BatchResult", "Plan", "RequestError", "compile", "estimate_batch", "evaluate_batch", "limits", "prepare",
+           "simulate", "validate"]

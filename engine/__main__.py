@@ -12,9 +12,10 @@ import sys
 from typing import Any
 
 from engine import limits
-from engine.api import estimate, prepare, simulate
+from engine.batch import evaluate_batch
 from engine.errors import RequestError
 from engine.numbers import parse_json_int
+from engine.plan import simulate
 
 USAGE = "usage: python -m engine [FILE|-]"
 
@@ -56,22 +57,9 @@ def main(argv: list[str] | None = None) -> int:
         except (json.JSONDecodeError, RecursionError, ValueError) as exc:
             raise RequestError(f"input is not valid JSON: {exc}"[:300], "") from None
         if isinstance(payload, list):
-            if not payload:
-                raise RequestError("expected at least one request in the list", "")
             if len(payload) > limits.MAX_BATCH:
                 raise RequestError(f"{len(payload)} requests is more than the limit of {limits.MAX_BATCH}", "")
-            total = 0.0
-            for i, item in enumerate(payload):  # refuse the whole batch before computing any of it
-                try:
-                    total += estimate(*prepare(item))["seconds"]
-                except RequestError as exc:
-                    raise RequestError(exc.message, f"[{i}]" + (f".{exc.field}" if exc.field else "")) from None
-                if total > limits.MAX_BATCH_ESTIMATED_SECONDS:
-                    raise RequestError(
-                        f"the first {i + 1} requests are estimated at {total:.1f} s together, more than the "
-                        f"batch limit of {limits.MAX_BATCH_ESTIMATED_SECONDS:g} s; send fewer or smaller requests",
-                        f"[{i}]")
-            out: Any = [simulate(item) for item in payload]
+            out: Any = evaluate_batch(payload).results  # the whole list is refused before any of it runs
         else:
             out = simulate(payload)
     except RequestError as exc:

@@ -1,0 +1,350 @@
+"""Compiled requests (issue 22): everything a request needs except the final products, built once.
+
+`compile(request)` validates the request, resolves its keywords (engine.rules), checks the size limits and
+estimates the cost (engine.api.check_size / estimate) and builds each weapon group's allocation operator,
+once. The `Plan` is immutable (its arrays are read-only) and cached by value: the same request content
+gives the same Plan object, so a repeated request (a re-asked `/sim`, a matchup cell that recurs) starts
+at evaluation. `Plan.run()` evaluates it: for a single-profile exact volley a handful of numpy calls per
+weapon group, no per-die Python loop.
+
+The operator of one group (docs/engine.md, "Compiled plans"): the exact engine's allocation chain is
+linear in the state and its models are identical, so the distribution after the group from state
+(k models destroyed, j wounds lost) is the one from (0, j) shifted by k models, with everything at or
+beyond the unit's last model in "destroyed". The plan keeps W rows - the chain run from (0, j) for every j
+(engine.exact.allocate_group on W unit vectors) - and `apply_rows` shifts and adds them for any state, or
+for many states at once (a leading batch axis). When those W rows would cost much more than one state
+vector (huge W with many attacks), the group is evaluated directly on the state instead (`_Direct`).
+10e DEVASTATING WOUNDS (a pending axis that spills over) and mixed targets (contract 1b) keep their own
+chains (engine.exact.run / engine.mixed.run) on the plan's resolved groups.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from engine import cost, exact, mixed, montecarlo
+from engine.api import check_size, hazard_pmf
+from engine.errors import RequestError
+from engine.profiles import Target
+from engine.request import Request, validate
+from engine.rules import ResolvedGroup, resolve
+
+ROW_OPERATOR_MAX_SECONDS = 0.005  # estimated cost of a group's W rows; above it the group runs directly
+ROW_OPERATOR_MAX_BYTES = 8 * 2**20
+CACHE_MAX_PLANS = 512
+CACHE_MAX_BYTES = 64 * 2**20  # operators held by cached plans, in all
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+def apply_rows(states: np.ndarray, rows: np.ndarray, models: int, wounds: int) -> np.ndarray:
+    """The flat state distribution(s) after a group whose operator rows are `rows` ((W, S): the state after
+    the group from (0 destroyed, j lost)). `states` is (S,) or (B, S); each block of W entries (one number
+    of models destroyed, k) is multiplied by the rows and shifted by k models, in one product and one
+    strided copy; whatever lands at or beyond the last model is "destroyed" (the last entry)."""
+    lead = states.shape[:-1]
+    x = states.reshape(-1, states.shape[-1])
+    b = x.shape[0]
+    kw = models * wounds
+    size = kw + 1
+    c = x[:, :kw].reshape(b, models, wounds) @ rows  # (B, K, S): block k's contribution before its shift
+    width = size + (models - 1) * wounds  # row k lands at columns [k W, k W + S)
+    buf = np.zeros((b, models * width))
+    shifted = as_strided(buf, shape=(b, models, size),
+                         strides=(buf.strides[0], (width + wounds) * buf.itemsize, buf.itemsize))
+    shifted[...] = c
+    total = buf.reshape(b, models, width).sum(axis=1)
+    out = np.empty((b, size))
+    out[:, :kw] = total[:, :kw]
+    out[:, kw] = total[:, kw:].sum(axis=1) + x[:, kw]
+    return out.reshape(lead + (size,))
+
+
+@dataclass(frozen=True, eq=False)
+class _Rows:
+    """A weapon group compiled to its operator rows (see the module docstring)."""
+
+    rows: np.ndarray  # (W, S), read-only
+
+    def apply(self, s: np.ndarray, target: Target) -> np.ndarray:
+        return apply_rows(s, self.rows, target.models, target.wounds)
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows.nbytes
+
+
+@dataclass(frozen=True, eq=False)
+class _Direct:
+    """A weapon group whose rows would cost too much: its distribution is kept, the chain runs per state."""
+
+    gd: exact.GroupDistribution
+    group: ResolvedGroup
+
+    def apply(self, s: np.ndarray, target: Target) -> np.ndarray:
+        if s.ndim == 1:
+            return exact.allocate_group(s, self.gd, self.group, target, False)
+        return np.stack([exact.allocate_group(row, self.gd, self.group, target, False) for row in s])
+
+    @property
+    def nbytes(self) -> int:
+        return self.gd.joint.nbytes
+
+
+def _rows_seconds(gd: exact.GroupDistribution, target: Target) -> float:
+    """Estimated seconds of the group's W operator rows: engine.cost's renewal model with W state rows
+    (its products that grow with the rows), plus one dense mortal-wound step per devastating count."""
+    t, w, k = gd.joint.shape[0], target.wounds, target.models
+    nb = 1 if gd.collapsed or gd.joint.shape[1] == 1 else gd.joint.shape[1]
+    size = k * w + 1
+    work = w * k * (t * t + 2 * t * w + nb * w * w + nb * t * w) + (nb - 1) * w * size * size
+    return cost.SEC_MATMUL * work
+
+
+def _compile_group(g: ResolvedGroup, target: Target) -> tuple[Any, dict[str, float]]:
+    collapse_ok = g.fnp_mortal == g.fnp and exact.same_damage(g)
+    gd = exact.group_distribution(g, collapse_ok)
+    stages = {"attacks": gd.attacks, "hits": gd.hits, "wounds": gd.wounds, "unsaved": gd.unsaved}
+    w, size = target.wounds, target.models * target.wounds + 1
+    if _rows_seconds(gd, target) > ROW_OPERATOR_MAX_SECONDS or 8 * w * size > ROW_OPERATOR_MAX_BYTES:
+        return _Direct(gd, g), stages
+    unit = np.zeros((w, size))
+    unit[np.arange(w), np.arange(w)] = 1.0
+    return _Rows(_frozen(np.ascontiguousarray(exact.allocate_group(unit, gd, g, target, False)))), stages
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """One compiled request (immutable; cached by value by `compile`)."""
+
+    request: Request
+    groups: tuple[ResolvedGroup, ...]
+    cost: Mapping[str, float]  # engine.api.estimate: {"seconds", "bytes"}
+    applied: tuple[str, ...]
+    ignored: tuple[str, ...]
+    notes: tuple[str, ...]
+    hazard: np.ndarray  # attacker's mortal wounds pmf (read-only)
+    ops: tuple[Any, ...] | None  # single-profile exact without 10e DEVASTATING WOUNDS: one op per group
+    stages: Mapping[str, float]  # expected stage counts (exact)
+    killed_index: np.ndarray | None  # flat state -> models destroyed (single-profile exact)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(op.nbytes for op in self.ops or ())
+
+    def start(self) -> np.ndarray:
+        """The target's state before the volley (single profile): `wounds_lost` on the first model."""
+        t = self.request.target
+        s = np.zeros(t.models * t.wounds + 1)
+        s[t.wounds_lost] = 1.0
+        return s
+
+    def final(self, states: np.ndarray | None = None) -> np.ndarray:
+        """Flat state distribution(s) after the volley (compiled single-profile path), from the request's
+        start or from `states` ((S,) or (B, S): a leading batch axis of starting states)."""
+        s = self.start() if states is None else np.asarray(states, dtype=float)
+        for op in self.ops:
+            s = op.apply(s, self.request.target)
+        return np.maximum(s, 0.0)
+
+    def _exact(self) -> dict[str, Any]:
+        req, t = self.request, self.request.target
+        if self.ops is not None:
+            flat = self.final()
+            killed = np.bincount(self.killed_index, weights=flat, minlength=t.models + 1)[: t.models + 1]
+            return {"stages": dict(self.stages), "killed": killed, "damage": flat[t.wounds_lost:]}
+        spills = req.edition.devastating_spills_after_volley
+        if t.mixed:
+            return mixed.run(list(self.groups), t, spills)
+        return exact.run(list(self.groups), t, spills)
+
+    def run(self) -> dict[str, Any]:
+        """The contract-1 result (engine.simulate)."""
+        req = self.request
+        k = req.target.models
+        hazard = self.hazard
+        groups_killed = None
+        if req.method == "exact":
+            r = self._exact()
+            groups_killed = r.get("groups")
+            killed, damage = r["killed"], r["damage"]
+            result = {
+                "edition": req.edition.code,
+                "method": "exact",
+                "stages": {key: float(v) for key, v in r["stages"].items()},
+                "models_killed": {"mean": _mean(killed), "pmf": _pmf_list(killed)},
+                "damage": {"mean": _mean(damage), "pmf": _pmf_list(damage)},
+                "p_wipe": float(killed[k]),
+            }
+        else:
+            result, hazard, groups_killed = self._montecarlo()
+        result["attacker_mortal_wounds"] = {"mean": _mean(hazard), "pmf": _pmf_list(hazard)}
+        if req.target.groups:  # contract 1b: kills per model group, in request order
+            if groups_killed is None:
+                groups_killed = [np.asarray(result["models_killed"]["pmf"])]
+            result["groups"] = [{"name": mg.name, "models_killed": {"mean": _mean(p), "pmf": _pmf_list(p)}}
+                                for mg, p in zip(req.target.groups, groups_killed, strict=True)]
+        result["ignored_keywords"] = list(self.ignored)
+        result["applied_keywords"] = list(self.applied)
+        result["notes"] = list(self.notes)
+        return result
+
+    def _montecarlo(self) -> tuple[dict[str, Any], np.ndarray, list[np.ndarray] | None]:
+        req, groups = self.request, list(self.groups)
+        rng = np.random.default_rng(req.seed)
+        trials, k = req.trials, req.target.models
+        spills = req.edition.devastating_spills_after_volley
+        groups_killed = None
+        if req.target.mixed:
+            r = montecarlo.run_mixed(groups, req.target, spills, trials, rng)
+            groups_killed = [np.bincount(row, minlength=mg.models + 1) / trials
+                             for mg, row in zip(req.target.groups, r["groups"], strict=True)]
+        else:
+            r = montecarlo.run(groups, req.target, spills, trials, rng)
+        killed_pmf = np.bincount(r["killed"], minlength=k + 1) / trials
+        damage_pmf = np.bincount(r["damage"], minlength=req.target.total_wounds + 1) / trials
+        wiped = (r["killed"] == k).astype(float)
+        # The attacker's hazard rolls (independent of the target) are rolled too.
+        rolls = sum(g.models for g in groups if g.hazardous)
+        _, mw = req.edition.hazard(req.attacker.keywords)
+        haz = (rng.integers(1, 7, (trials, rolls)) <= req.edition.hazard_fail_max).sum(axis=1) * mw
+
+        def se(x: np.ndarray) -> float | None:
+            """Standard error of the mean; None (JSON null) when one trial cannot estimate it."""
+            return float(np.std(x, ddof=1) / math.sqrt(trials)) if trials > 1 else None
+
+        result = {
+            "edition": req.edition.code,
+            "method": "montecarlo",
+            "stages": {key: float(v.mean()) for key, v in r["stages"].items()},
+            "models_killed": {"mean": float(r["killed"].mean()), "pmf": _pmf_list(killed_pmf)},
+            "damage": {"mean": float(r["damage"].mean()), "pmf": _pmf_list(damage_pmf)},
+            "p_wipe": float(wiped.mean()),
+            "standard_error": {
+                "stages": {key: se(v) for key, v in r["stages"].items()},
+                "models_killed": se(r["killed"].astype(float)),
+                "damage": se(r["damage"].astype(float)),
+                "p_wipe": se(wiped),
+                "attacker_mortal_wounds": se(haz.astype(float)),
+                "trials": trials,
+            },
+        }
+        hazard = np.bincount(haz.astype(np.int64), minlength=self.hazard.size) / trials
+        return result, hazard, groups_killed
+
+
+def _pmf_list(p: np.ndarray) -> list[float]:
+    return np.maximum(np.asarray(p, dtype=float), 0.0).tolist()
+
+
+def _mean(p: np.ndarray) -> float:
+    return float(np.dot(np.arange(p.size), p))
+
+
+def _collect(groups: list[ResolvedGroup]) -> tuple[tuple[str, ...], ...]:
+    out: tuple[list[str], list[str], list[str]] = ([], [], [])
+    for g in groups:
+        for src, dst in zip((g.applied, g.ignored, g.notes), out, strict=True):
+            dst.extend(item for item in src if item not in dst)
+    return tuple(tuple(x) for x in out)
+
+
+def build(req: Request) -> Plan:
+    """Compile a validated request (size limits checked here, before any heavy work)."""
+    groups = [resolve(g, req.target, req.context, req.attacker, req.edition) for g in req.groups]
+    est = check_size(req, groups)
+    applied, ignored, notes = _collect(groups)
+    ops = stages = killed_index = None
+    t = req.target
+    spills = req.edition.devastating_spills_after_volley and any(g.devastating for g in groups)
+    if req.method == "exact" and not t.mixed and not spills:
+        compiled = [_compile_group(g, t) for g in groups]
+        ops = tuple(op for op, _ in compiled)
+        stages = {key: math.fsum(s[key] for _, s in compiled) for key in ("attacks", "hits", "wounds", "unsaved")}
+        killed_index = _frozen(np.arange(t.models * t.wounds + 1) // t.wounds)
+    return Plan(req, tuple(groups), MappingProxyType(est), applied, ignored, notes,
+                _frozen(hazard_pmf(req, groups)), ops, MappingProxyType(stages or {}), killed_index)
+
+
+class _Cache:
+    """Plans by request content: least recently used first out, bounded by count and operator bytes."""
+
+    def __init__(self, max_plans: int, max_bytes: int) -> None:
+        self._plans: OrderedDict[str, Plan] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self.max_plans, self.max_bytes = max_plans, max_bytes
+
+    def get(self, key: str) -> Plan | None:
+        with self._lock:
+            plan = self._plans.get(key)
+            if plan is not None:
+                self._plans.move_to_end(key)
+            return plan
+
+    def put(self, key: str, plan: Plan) -> None:
+        size = plan.nbytes
+        if size > self.max_bytes:
+            return
+        with self._lock:
+            if key in self._plans:
+                return
+            self._plans[key] = plan
+            self._bytes += size
+            while len(self._plans) > self.max_plans or self._bytes > self.max_bytes:
+                _, old = self._plans.popitem(last=False)
+                self._bytes -= old.nbytes
+
+    def clear(self) -> None:
+        with self._lock:
+            self._plans.clear()
+            self._bytes = 0
+
+    def __len__(self) -> int:
+        return len(self._plans)
+
+
+CACHE = _Cache(CACHE_MAX_PLANS, CACHE_MAX_BYTES)
+
+
+def _key(raw: Any) -> str | None:
+    """The request's content as canonical JSON, or None when it is not plain JSON (never cached)."""
+    try:
+        return json.dumps(raw, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+
+
+def compile(raw: Any) -> Plan:  # noqa: A001 - the engine's verb for "build a plan"
+    """The Plan of a contract-1 request; raises RequestError for invalid input or a request over the limits.
+    Monte Carlo plans draw fresh dice on every run (with `seed`, the same dice)."""
+    key = _key(raw)
+    if key is not None:
+        plan = CACHE.get(key)
+        if plan is not None:
+            return plan
+    plan = build(validate(raw))
+    if key is not None:
+        CACHE.put(key, plan)
+    return plan
+
+
+def simulate(request: Any) -> dict[str, Any]:
+    """Run one contract-1 request (defaults applied) and return the contract-1 result."""
+    return compile(request).run()
+
+
+__all__ = ["CACHE", "Plan", "RequestError", "apply_rows", "build", "compile", "simulate"]

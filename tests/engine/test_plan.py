@@ -1,0 +1,140 @@
+"""Compiled plans and batches (engine.plan, engine.batch; issue 22)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+import engine
+from engine import RequestError, exact, plan
+from engine.numbers import parse_json_int
+from tests.engine import exactness
+
+
+def W(attacks, skill, s, ap, d, kw=(), models=1, rng=24):
+    return {"models": models, "weapon": {"name": "w", "range": rng, "attacks": attacks, "skill": skill,
+                                         "strength": s, "ap": ap, "damage": d, "keywords": list(kw)}}
+
+
+BOLTERS = {"edition": "11e", "volley": [W(2, 3, 4, -1, 1, models=10)],
+           "target": {"models": 10, "toughness": 4, "save": 3, "wounds": 2}}
+
+
+def test_cached_by_value_and_immutable():
+    a = engine.compile(BOLTERS)
+    reordered = json.loads(json.dumps(BOLTERS, sort_keys=True))  # same content, other key order
+    assert engine.compile(reordered) is a
+    assert engine.compile(dict(BOLTERS, edition="10e")) is not a
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.cost = {}
+    with pytest.raises(TypeError):
+        a.cost["seconds"] = 0.0
+    for op in a.ops:
+        with pytest.raises(ValueError):
+            op.rows[0, 0] = 1.0
+    assert a.cost["seconds"] > 0 and a.run() == engine.simulate(BOLTERS)
+
+
+def test_an_uncacheable_request_is_still_checked():
+    """Integers too long to convert stay HugeNumber (not JSON): compiled without the cache, and refused."""
+    raw = json.loads(json.dumps(BOLTERS).replace('"models": 10,', '"models": ' + "9" * 40 + ",", 1),
+                     parse_int=parse_json_int)
+    with pytest.raises(RequestError) as err:
+        engine.compile(raw)
+    assert err.value.field == "volley[0].models"
+
+
+def _random_states(size: int, count: int, rng: np.random.Generator) -> np.ndarray:
+    x = rng.random((count, size)) ** 4  # uneven, like real state distributions
+    return x / x.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("index", range(0, 1000, 37))
+def test_operator_rows_are_the_chain_from_any_state(index):
+    """The compiled rows, shifted per model destroyed (plan.apply_rows), equal the allocation chain run
+    on any state distribution, one at a time or as a batch, to 1e-12 (the fixture's single-profile
+    requests, weapon group by weapon group)."""
+    req = exactness.load()[index]["request"]
+    p = engine.compile(req)
+    if p.ops is None:
+        pytest.skip("mixed target or 10e DEVASTATING WOUNDS: evaluated by its own chain")
+    t = p.request.target
+    states = _random_states(t.models * t.wounds + 1, 4, np.random.default_rng(index))
+    for op, g in zip(p.ops, p.groups, strict=True):
+        batch = op.apply(states, t)
+        collapse_ok = g.fnp_mortal == g.fnp and exact.same_damage(g)
+        gd = exact.group_distribution(g, collapse_ok)
+        for s, got in zip(states, batch, strict=True):
+            want = exact.allocate_group(s, gd, g, t, False)
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+            np.testing.assert_allclose(op.apply(s, t), got, rtol=0, atol=1e-15)
+
+
+def test_direct_groups_give_the_same_results(monkeypatch):
+    """A group whose rows would cost too much is evaluated on the state directly: same pmfs."""
+    fixture = [item for item in exactness.load()[:200] if "groups" not in item["request"]["target"]][:40]
+    rows = [engine.simulate(item["request"]) for item in fixture]
+    monkeypatch.setattr(plan, "ROW_OPERATOR_MAX_SECONDS", -1.0)
+    plan.CACHE.clear()
+    try:
+        for item, want in zip(fixture, rows, strict=True):
+            p = engine.compile(item["request"])
+            assert p.ops is None or all(isinstance(op, plan._Direct) for op in p.ops)
+            got = p.run()
+            for key in ("models_killed", "damage"):
+                np.testing.assert_allclose(got[key]["pmf"], want[key]["pmf"], rtol=0, atol=1e-12)
+    finally:
+        plan.CACHE.clear()
+
+
+def test_plan_final_takes_a_batch_of_starting_states():
+    """One weapon against many states of the same target profile (wounds already lost) in one call."""
+    p = engine.compile(BOLTERS)
+    starts = np.zeros((2, 21))
+    starts[0, 0] = starts[1, 1] = 1.0
+    both = p.final(starts)
+    np.testing.assert_allclose(both[0], p.final(), atol=1e-15)
+    wounded = engine.compile(dict(BOLTERS, target=dict(BOLTERS["target"], wounds_lost=1)))
+    np.testing.assert_allclose(both[1], wounded.final(), atol=1e-12)
+
+
+def test_evaluate_batch_matches_one_by_one():
+    reqs = [item["request"] for item in exactness.load()[:30]]
+    batch = engine.evaluate_batch(reqs)
+    for i, req in enumerate(reqs):
+        r = engine.simulate(req)
+        assert batch.results[i] == r
+        assert batch.killed_mean[i] == r["models_killed"]["mean"]
+        assert batch.p_wipe[i] == r["p_wipe"]
+        assert batch.damage_mean[i] == r["damage"]["mean"]
+        assert batch.models[i] == len(r["models_killed"]["pmf"]) - 1
+
+
+def test_a_batch_is_refused_before_any_work():
+    """The summed estimate is checked over the whole list first; an invalid request names its index."""
+    bad = dict(BOLTERS, volley=[W("10D6+10", 3, 4, -1, 1, models=100)])
+    with pytest.raises(RequestError) as err:
+        engine.evaluate_batch([BOLTERS, bad])
+    assert err.value.field.startswith("[1]")
+    with pytest.raises(RequestError) as err:
+        engine.evaluate_batch([BOLTERS] * 3, max_seconds=engine.compile(BOLTERS).cost["seconds"] * 2.5)
+    assert err.value.field == "[2]" and "batch limit" in err.value.message
+    est = engine.estimate_batch([BOLTERS] * 3)
+    assert est["seconds"] == pytest.approx(3 * engine.compile(BOLTERS).cost["seconds"])
+    with pytest.raises(RequestError):
+        engine.evaluate_batch([])
+
+
+def test_cache_is_bounded_by_count_and_bytes():
+    cache = plan._Cache(max_plans=2, max_bytes=10**9)
+    plans = [engine.compile(dict(BOLTERS, target=dict(BOLTERS["target"], models=m))) for m in (3, 4, 5)]
+    for i, p in enumerate(plans):
+        cache.put(str(i), p)
+    assert len(cache) == 2 and cache.get("0") is None and cache.get("2") is plans[2]
+    small = plan._Cache(max_plans=10, max_bytes=plans[0].nbytes + plans[1].nbytes)
+    for i, p in enumerate(plans):
+        small.put(str(i), p)
+    assert small.get("0") is None and small.get("2") is plans[2]
