@@ -25,6 +25,7 @@ BUSY_TIMEOUT_MS = 10_000
 STATE_SCHEMAS = {
     "games": "bot.games.store:MIGRATIONS",
     "guild_settings": "bot.guild_settings:_MIGRATIONS",
+    "guild_aliases": "bot.catalog.guild_aliases:MIGRATIONS",
     "web": "bot.web.tokens:MIGRATIONS",
 }
 

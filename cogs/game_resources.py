@@ -14,6 +14,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.discord_glue.aliases import aliased
 from bot.discord_glue.choices import any_card_ac, unit_choices
 from bot.discord_glue.games import (
     act,
@@ -88,7 +89,8 @@ async def stratagem_spec(interaction: discord.Interaction, state: GameState, raw
             if _ENTRY_ID.match(raw):
                 entry = await asyncio.to_thread(catalog.get, raw)
             if entry is None:
-                resolution = await asyncio.to_thread(catalog.resolve, raw, kind="stratagem", edition=state.edition)
+                resolution = await asyncio.to_thread(catalog.resolve, aliased(interaction, raw), kind="stratagem",
+                                                     edition=state.edition)
                 if resolution.best is not None and resolution.confident:
                     entry = resolution.best
                 else:
@@ -257,7 +259,8 @@ class GameResources(commands.Cog):
         choices: dict[str, str] = {}
         try:
             for faction in factions:
-                for hit in catalog.autocomplete(current, kind="stratagem", edition=state.edition, faction=faction,
+                for hit in catalog.autocomplete(aliased(interaction, current), kind="stratagem", edition=state.edition,
+                                                faction=faction,
                                                 limit=25):
                     label = f"{hit.name} · {hit.faction or 'Core'}"[:100]
                     choices.setdefault(hit.id[:100], label)

@@ -35,6 +35,7 @@ def version() -> str:
 SECTIONS = {
     "cogs.rules": "Rules lookups",
     "cogs.settings": "Rules lookups",
+    "cogs.aliases": "Rules lookups",
     "cogs.sim": "Combat simulation",
     "cogs.game": "Game tracking",
     "cogs.game_resources": "Game tracking",

@@ -22,6 +22,7 @@ from bot.catalog.model import Entry, Hit
 from bot.catalog.normalize import clean_text
 from bot.catalog.search import looks_like_question, query_edition
 from bot.catalog.service import Catalog
+from bot.discord_glue.aliases import aliased, server_alias
 from bot.discord_glue.choices import faction_choices
 from bot.errors import UserError
 from bot.render.common import NO_MENTIONS, edition_label, escape, truncate
@@ -252,6 +253,9 @@ class Rules(commands.Cog):
             raise UserError("Type a name to look up, e.g. `lethal hits`, `command re-roll` or `stompa`.",
                             field="query")
         prefer = _guild_edition(interaction)
+        alias = server_alias(interaction, query)  # the server's own word for an entry (/alias)
+        if alias is not None:
+            query = alias.target
         # a value picked from autocomplete is an entry id
         entry = catalog.get(query)
         kinds = (kind,) if isinstance(kind, str) else kind
@@ -294,6 +298,9 @@ class Rules(commands.Cog):
         if edition is None and entry.edition != (typed or prefer):
             note = edition_note(catalog, entry, typed or prefer, typed=typed is not None)
             embed.description = truncate(note + "\n\n" + (embed.description or ""), 4096)
+        if alias is not None:
+            embed.description = truncate(f"*Server alias:* **{escape(alias.term)}** → {escape(alias.target)}\n\n"
+                                         + (embed.description or ""), 4096)
         kwargs = {"view": view} if view else {}
         await interaction.response.send_message(embed=embed, allowed_mentions=NO_MENTIONS, **kwargs)
 
@@ -304,7 +311,7 @@ class Rules(commands.Cog):
             namespace = interaction.namespace
             edition = getattr(namespace, "edition", None) or None
             prefer = _guild_edition(interaction)
-            hits = catalog.autocomplete((current or "")[:QUERY_MAX], kind=kind, edition=edition,
+            hits = catalog.autocomplete(aliased(interaction, (current or "")[:QUERY_MAX]), kind=kind, edition=edition,
                                         prefer_edition=prefer, limit=25)
         except Exception:  # autocomplete must always answer; the command reports real problems
             log.exception("rules autocomplete failed")

@@ -24,6 +24,7 @@ from discord.app_commands import Choice
 from discord.ext import commands
 
 from bot.catalog.service import Catalog
+from bot.discord_glue.aliases import aliased
 from bot.discord_glue.choices import faction_choices
 from bot.errors import UserError
 from bot.render.common import NO_MENTIONS, escape, truncate
@@ -236,9 +237,11 @@ class Sim(commands.Cog):
                 unused=tuple(name for name, value in given.items() if value is not None))
             options = replace(options, edition=game.edition)
         else:
+            named = {"attacker": attacker, "target": target, "leader": leader, "target_leader": target_leader}
+            named = {k: aliased(interaction, v) if v else v for k, v in named.items()}  # the server's /alias words
             asked = UnitRequest(
-                attacker=attacker, target=target, weapon=weapon, models=models, target_models=target_models,
-                phase=phase, leader=leader, target_leader=target_leader, wounds_lost=wounds_lost, fnp=fnp,
+                attacker=named["attacker"], target=named["target"], weapon=weapon, models=models,
+                target_models=target_models, phase=phase, leader=named["leader"], target_leader=named["target_leader"], wounds_lost=wounds_lost, fnp=fnp,
                 abilities=abilities, force=force, faction=faction,
             )
             plan, entries = self.services.sim_planner.plan(asked, options)
@@ -314,6 +317,7 @@ class Sim(commands.Cog):
         catalog: Catalog = self.services.catalog
         faction = getattr(interaction.namespace, "faction", None) or None
         prefer = self._edition_for_lookup(interaction)
+        current = aliased(interaction, current or "")
         try:
             hits = catalog.autocomplete(current or "", kind="datasheet", prefer_edition=prefer, faction=faction,
                                         limit=AUTOCOMPLETE_MAX) if faction else []
@@ -344,7 +348,7 @@ class Sim(commands.Cog):
             if tracked_sim.names_tracked_unit(game, str(attacker)):
                 unit = tracked_sim.listed_attacker(planner, game, str(attacker), user_id=interaction.user.id)
             else:
-                unit = planner.unit(planner.datasheet(str(attacker), self._edition_for_lookup(interaction), "attacker",
+                unit = planner.unit(planner.datasheet(aliased(interaction, str(attacker)), self._edition_for_lookup(interaction), "attacker",
                                                       faction=getattr(interaction.namespace, "faction", None)))
         except UserError:
             return []

@@ -86,6 +86,7 @@ class MoveReport:
     events: int = 0
     checkpoints: int = 0
     guild_settings: int = 0
+    guild_aliases: int = 0
     overlay_links: int = 0
     verified: int = 0
     differences: list[str] = field(default_factory=list)

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.catalog.guild_aliases import GuildAliases
 from bot.games import commands as gc
 from bot.games.schema import MIGRATIONS
 from bot.games.store import GameStore
@@ -46,6 +47,9 @@ def seed_sqlite(path: Path, games: int = 12) -> dict[int, dict]:
     tokens = OverlayTokens(store.storage)
     tokens.issue(1, 1, 111)
     GuildSettings(store.storage).set_edition(7, "10e")
+    GuildAliases(store.storage)  # its table; a row written as /alias add would (the catalog's checks aside)
+    with store.storage.transaction() as conn:
+        conn.execute("INSERT INTO guild_aliases VALUES ('7:da boss', 7, 'Da Boss', 'Ghazghkull Thraka', 1.0)")
     for channel in range(1, games + 1):
         exports[channel] = store.export(channel)
     store.close()
@@ -61,6 +65,7 @@ def test_move_to_postgres_is_verified_and_idempotent(tmp_path: Path, pg_server) 
     report = json.loads(done.stdout)
     assert (report["games"], report["verified"], report["differences"]) == (12, 12, [])
     assert report["guild_settings"] == 1 and report["overlay_links"] == 1 and report["events"] > 12
+    assert report["guild_aliases"] == 1
     again = cli("migrate-store", "--from", f"sqlite:{source}", "--to", url)
     assert again.returncode == 2 and "already holds data" in again.stderr and "Traceback" not in again.stderr
     resumed = cli("migrate-store", "--from", f"sqlite:{source}", "--to", url, "--resume")
@@ -73,6 +78,7 @@ def test_move_to_postgres_is_verified_and_idempotent(tmp_path: Path, pg_server) 
                      faction="Orks", opponent_faction="Orks")  # new ids continue after the copied ones
         assert target.export(99)["game_id"] == 13
         assert GuildSettings(target.storage).edition(7) == "10e"
+        assert GuildAliases(target.storage).find(7, "da boss").target == "Ghazghkull Thraka"
     finally:
         target.close()
 
