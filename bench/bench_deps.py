@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # The module the project imports from each distribution.
 MODULES = {"discord.py": "discord", "numpy": "numpy", "rapidfuzz": "rapidfuzz", "sqlite-utils": "sqlite_utils",
            "pillow": "PIL.ImageFont", "wh40kdc": "wh40kdc", "tqdm": "tqdm",
-           "psycopg": "psycopg", "pyyaml": "yaml"}
+           "psycopg": "psycopg", "pyyaml": "yaml", "prometheus-client": "prometheus_client"}
 
 
 def _name(requirement: str) -> str:

@@ -172,7 +172,14 @@ async def _run_bot(settings: Settings, shard_ids: list[int] | None, shard_count:
         raise ConfigError("--shard-ids needs --shard-count")
     if shard_ids and shard_count and max(shard_ids) >= shard_count:
         raise ConfigError("every shard id must be smaller than --shard-count")
+    from bot.background import BACKGROUND_TASK_PREFIX
+    from bot.ops.sdnotify import Notifier
+
+    notifier = Notifier.from_environment(os.environ)  # before any worker process starts: they must not inherit it
     bot = CogitatorBot(settings, sync_on_start=settings.sync_commands, shard_ids=shard_ids, shard_count=shard_count)
+    bot.notifier = notifier
+    # Named as a background task: the bot's close() cancels it with the others.
+    watchdog = asyncio.create_task(notifier.watchdog_forever(), name=f"{BACKGROUND_TASK_PREFIX}watchdog")
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -180,6 +187,7 @@ async def _run_bot(settings: Settings, shard_ids: list[int] | None, shard_count:
             loop.add_signal_handler(sig, stopping.set)
     await asyncio.gather(_warm_catalog(bot), _warm_simulator(bot))
     if stopping.is_set():  # stopped while loading: nothing is connected yet
+        watchdog.cancel()
         bot.services.close()
         log.info("stopped")
         return 0
@@ -189,6 +197,7 @@ async def _run_bot(settings: Settings, shard_ids: list[int] | None, shard_count:
         done, _ = await asyncio.wait({runner, stopper}, return_when=asyncio.FIRST_COMPLETED)
         if stopper in done:
             log.info("shutting down on signal")
+            notifier.stopping()
             await bot.close()
         with contextlib.suppress(asyncio.CancelledError):
             await runner

@@ -7,8 +7,9 @@ import importlib
 import logging
 import pkgutil
 import secrets
+import time
 import traceback
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import discord
 from discord import app_commands
@@ -19,10 +20,14 @@ from bot.background import BACKGROUND_TASK_PREFIX
 from bot.catalog.normalize import clean_text
 from bot.config import Settings
 from bot.errors import ConfigError, UserError
+from bot.ops import metrics
+from bot.ops.live import Ops, Sources
 from bot.render.common import COLOUR_ERROR, NO_MENTIONS
 from bot.services import Services
 
 if TYPE_CHECKING:
+    from bot.ops.sdnotify import Notifier
+    from bot.ops.server import OpsServer
     from bot.web.server import WebServer
 
 log = logging.getLogger("cogitator.client")
@@ -102,13 +107,17 @@ class CogitatorTree(app_commands.CommandTree):
 
     async def interaction_check(self, interaction: discord.Interaction) -> bool:
         """Runs before options are parsed, for commands and autocomplete alike: every string option a
-        command, transformer or autocomplete callback sees is valid Unicode text."""
+        command, transformer or autocomplete callback sees is valid Unicode text. A command's clock starts
+        here (`cogitator_command_duration_seconds`)."""
+        interaction.extras["started"] = time.perf_counter()
         clean_options((interaction.data or {}).get("options") or [])  # type: ignore[arg-type]
         return True
 
     async def on_error(self, interaction: discord.Interaction, error: app_commands.AppCommandError) -> None:
         message, unexpected = user_message(error)
         command = interaction.command.qualified_name if interaction.command else None
+        if interaction.type is discord.InteractionType.application_command:
+            record_command(interaction, "error" if unexpected else "refused")
         if unexpected:
             error_id = new_error_id()
             original = getattr(error, "original", error)
@@ -124,6 +133,15 @@ class CogitatorTree(app_commands.CommandTree):
             )
             message = f"{message} (error id `{error_id}`)"
         await send_error(interaction, message)
+
+
+def record_command(interaction: discord.Interaction, outcome: str) -> None:
+    """Counts one answered command by its name in the tree (never by user, guild or text: a name the tree
+    does not know, which any client can send, is `unknown`)."""
+    command = interaction.command
+    name = command.qualified_name if command is not None else metrics.UNKNOWN_COMMAND
+    started = interaction.extras.get("started")
+    metrics.command_done(name, outcome, None if started is None else time.perf_counter() - started)
 
 
 async def send_error(interaction: discord.Interaction, message: str) -> None:
@@ -159,13 +177,19 @@ class CogitatorBot(commands.AutoShardedBot):
         self.web: WebServer | None = None
         self.standing_forms: set[str] = set()  # custom_ids of the forms answered (bot.discord_glue.forms)
         self.data_refresh_task: asyncio.Task | None = None  # COGITATOR_DATA_REFRESH; kept so it is not collected
+        self.console = False  # the offline console drives this bot (no gateway): it counts as connected
+        self.notifier: Notifier | None = None  # systemd's notification socket (python -m bot run)
+        self.ops = Ops(self._ops_sources())
+        self.ops_server: OpsServer | None = None
 
     async def setup_hook(self) -> None:
         await asyncio.to_thread(self.services.open_state)
         for name in cog_modules():
             await self.load_extension(name)
         log.info("cogs loaded", extra={"commands": len(self.tree.get_commands())})
+        self.ops.start()
         await self.start_web()
+        await self.start_ops()
         if self.sync_on_start:
             await self.sync_commands()
         if self.settings.data_refresh:
@@ -198,6 +222,71 @@ class CogitatorBot(commands.AutoShardedBot):
 
     async def on_ready(self) -> None:
         log.info("ready", extra={"user": str(self.user), "guilds": len(self.guilds), "shards": self.shard_count})
+        if self.notifier is not None:
+            self.notifier.ready()
+
+    async def on_app_command_completion(self, interaction: discord.Interaction, _command: Any) -> None:
+        record_command(interaction, "ok")
+
+    async def on_shard_disconnect(self, _shard_id: int) -> None:
+        metrics.RECONNECTS.inc()
+
+    def _ops_sources(self) -> Sources:
+        """The running bot as the ops endpoints and /status read it (bot.ops.live)."""
+        services = self.services
+
+        def connected() -> bool:
+            if self.console:
+                return True
+            return self.is_ready() and not self.is_closed() and any(not s.is_closed() for s in self.shards.values())
+
+        def probe_store() -> None:
+            with services.storage.read() as conn:
+                conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()
+
+        def pools() -> dict[str, tuple[Any, int]]:
+            from bot.armies.reader import WORKERS as LIST_WORKERS
+
+            simulation, reader = services.__dict__.get("simulation"), services.__dict__.get("army_reader")
+            workers = self.settings.sim_workers
+            return {"simulation": (simulation.pool if simulation else None, workers),
+                    "army-list": (reader.pool if reader else None, LIST_WORKERS if workers else 0)}
+
+        def sim_pending() -> int:
+            simulation = services.__dict__.get("simulation")
+            return simulation.admitted if simulation else 0
+
+        return Sources(
+            connected=connected,
+            shards=lambda: {sid: (not info.is_closed(), info.latency) for sid, info in self.shards.items()},
+            probe_store=probe_store,
+            store_backend="postgresql" if self.settings.database_url else "sqlite",
+            catalog=lambda: services.__dict__.get("catalog"),
+            pools=pools,
+            sim_pending=sim_pending,
+            open_pages=lambda: self.web.open_streams if self.web is not None else None,
+        )
+
+    async def start_ops(self) -> None:
+        """The ops endpoints (COGITATOR_OPS_PORT): on the live board's server when they share its port."""
+        port = self.settings.ops_port
+        if port is None or self.ops_server is not None or self._ops_on_board():
+            return
+        from bot.ops.server import OpsServer
+
+        server = OpsServer(self.ops, port=port, bind=self.settings.ops_bind)
+        try:
+            await server.start()
+        except OSError as error:
+            await server.close()
+            raise ConfigError(f"the ops endpoints cannot listen on {self.settings.ops_bind}:{port}: "
+                              f"{error.strerror or error}") from None
+        self.ops_server = server
+
+    def _ops_on_board(self) -> bool:
+        settings = self.settings
+        return (bool(settings.ops_port) and settings.ops_port == settings.web_port  # port 0 (tests): each its own
+                and settings.ops_bind == settings.web_bind)
 
     async def start_web(self) -> None:
         """The optional live board (COGITATOR_WEB_PORT), in this process and event loop."""
@@ -205,9 +294,19 @@ class CogitatorBot(commands.AutoShardedBot):
             return
         from bot.web.server import WebServer, WebSettings
 
+        add_routes = None
+        if self._ops_on_board():
+            from bot.ops.server import add_routes as add_ops
+            from bot.ops.server import warn_if_public
+
+            warn_if_public(self.settings.ops_bind, self.settings.ops_port)
+
+            def add_routes(app: Any) -> None:
+                add_ops(app, self.ops)
         web = WebServer(WebSettings(port=self.settings.web_port, bind=self.settings.web_bind,
                                     public_url=self.settings.web_public_url),
-                        tokens_of=lambda: self.services.overlay_tokens, store_of=lambda: self.services.games)
+                        tokens_of=lambda: self.services.overlay_tokens, store_of=lambda: self.services.games,
+                        add_routes=add_routes)
         try:
             await web.start()
         except OSError as error:
@@ -221,9 +320,13 @@ class CogitatorBot(commands.AutoShardedBot):
             if task.get_name().startswith(BACKGROUND_TASK_PREFIX):
                 task.cancel()
         try:
+            if self.ops_server is not None:
+                await self.ops_server.close()
+                self.ops_server = None
             if self.web is not None:
                 await self.web.close()
                 self.web = None
             await super().close()
         finally:
+            self.ops.close()
             self.services.close()

@@ -32,6 +32,8 @@ class Settings:
     web_port: int | None = None  # the live board's port; None: the web server is off
     web_bind: str = "127.0.0.1"
     web_public_url: str | None = None  # how viewers reach it (a reverse proxy's https URL), for the links
+    ops_port: int | None = None  # /healthz, /readyz, /metrics (bot.ops.server); None: off
+    ops_bind: str = "127.0.0.1"
     gdc_url: str = "https://raw.githubusercontent.com/game-datacards/datasources/main/11th/gdc/"
     wahapedia_url: str = "https://wahapedia.ru/wh40k10ed/"
     mfm_url: str = "https://raw.githubusercontent.com/BSData/wh40k-11e-mfm/main/data/"
@@ -93,21 +95,21 @@ def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
     raise ConfigError(f"{name} must be true or false, got {raw[:40]!r}")
 
 
-def _port(env: Mapping[str, str]) -> int | None:
-    raw = env.get("COGITATOR_WEB_PORT", "").strip()
+def _port(env: Mapping[str, str], name: str = "COGITATOR_WEB_PORT") -> int | None:
+    raw = env.get(name, "").strip()
     if not raw:
         return None
-    if not raw.isdigit() or not 0 < int(raw) < 65536:
-        raise ConfigError(f"COGITATOR_WEB_PORT must be a TCP port (1-65535), got {raw[:40]!r}")
+    if not (raw.isascii() and raw.isdigit()) or not 0 < int(raw) < 65536:
+        raise ConfigError(f"{name} must be a TCP port (1-65535), got {raw[:40]!r}")
     return int(raw)
 
 
-def _bind(env: Mapping[str, str]) -> str:
-    raw = env.get("COGITATOR_WEB_BIND", "").strip() or "127.0.0.1"
+def _bind(env: Mapping[str, str], name: str = "COGITATOR_WEB_BIND") -> str:
+    raw = env.get(name, "").strip() or "127.0.0.1"
     try:
         ipaddress.ip_address(raw)
     except ValueError:
-        raise ConfigError(f"COGITATOR_WEB_BIND must be an IP address such as 127.0.0.1, got {raw[:40]!r}") from None
+        raise ConfigError(f"{name} must be an IP address such as 127.0.0.1, got {raw[:40]!r}") from None
     return raw
 
 
@@ -196,6 +198,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         web_port=_port(env),
         web_bind=_bind(env),
         web_public_url=_public_url(env),
+        ops_port=_port(env, "COGITATOR_OPS_PORT"),
+        ops_bind=_bind(env, "COGITATOR_OPS_BIND"),
         gdc_url=_url(env, "COGITATOR_GDC_URL", Settings.gdc_url),
         wahapedia_url=_url(env, "COGITATOR_WAHAPEDIA_URL", Settings.wahapedia_url),
         mfm_url=_url(env, "COGITATOR_MFM_URL", Settings.mfm_url),

@@ -66,11 +66,19 @@ class PostgresServer:
     def start(self) -> PostgresServer:
         self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-U", SUPERUSER, "-A", "trust",
                   "--no-sync", "-E", "UTF8", "--locale=C")
+        self.resume()
+        return self
+
+    def resume(self) -> None:
+        """Start the server (again, after `pause`) on the same port and data."""
         options = (f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.root} -c fsync=off "
                    "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
         self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-o", options, "-l", str(self.root / "log"),
                   "-w", "-t", "60", "start")
-        return self
+
+    def pause(self) -> None:
+        """Stop the server, keeping its data (an outage: `resume` brings it back)."""
+        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
 
     def url(self, database: str = "postgres", *, schema: str | None = None) -> str:
         base = f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{database}"

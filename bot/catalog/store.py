@@ -299,6 +299,14 @@ class CatalogStore:
         return iter(rows)
 
     @_reading
+    def entry_counts(self) -> list[tuple[str, str, int]]:
+        """(dataset, edition, entries) for every dataset and edition (the ops metrics)."""
+        with self._lock:
+            rows = self._conn.execute("SELECT dataset, edition, COUNT(*) FROM entries GROUP BY dataset, edition"
+                                      ).fetchall()
+        return [(str(r[0]), str(r[1]), int(r[2])) for r in rows]
+
+    @_reading
     def datasets(self) -> list[dict]:
         with self._lock:
             rows = self._conn.execute("SELECT * FROM datasets ORDER BY name").fetchall()

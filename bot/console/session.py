@@ -86,6 +86,7 @@ class ConsoleSession:
     async def _start_bot(self) -> None:
         webhook_async.async_context.set(CaptureAdapter(self.discord))
         bot = CogitatorBot(self.settings)
+        bot.console = True  # connected as far as readiness goes: the console is this bot's Discord
         await bot._async_setup_hook()
         bot._connection.application_id = APPLICATION_ID
         bot._connection.user = discord.ClientUser(state=bot._connection, data=self.discord.bot_user_payload())

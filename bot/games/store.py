@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ from bot.games.model import GameState, Player, Unit
 from bot.games.schema import MIGRATIONS, SNAPSHOT_SHAPE
 from bot.games.snapshots import SnapshotCache, dump_json
 from bot.games.summary import summarise
+from bot.ops.metrics import EVENTS_WRITTEN
 from bot.storage import open_storage
 from bot.storage.base import Conn, Storage
 from bot.storage.registry import StoredFeature, register
@@ -85,8 +87,13 @@ class GameStore:
     def _read(self) -> AbstractContextManager[Conn]:
         return self.storage.read()
 
-    def _transaction(self, channel_id: int) -> AbstractContextManager[Conn]:
-        return self.storage.transaction(channel_id)
+    @contextmanager
+    def _transaction(self, channel_id: int) -> Iterator[Conn]:
+        """The channel's transaction; the events it appended count as written (metrics) once it commits."""
+        _appended.count = 0
+        with self.storage.transaction(channel_id) as conn:
+            yield conn
+        EVENTS_WRITTEN.inc(_appended.count)
 
     def close(self) -> None:
         """Close the storage if this store opened it; safe to call twice."""
@@ -604,8 +611,12 @@ def _event_body(ev: dict[str, Any]) -> str:
     return dump_json({k: v for k, v in ev.items() if k != "ts"})  # the ts column is the one timestamp
 
 
+_appended = threading.local()  # events appended by this thread's open transaction (GameStore._transaction)
+
+
 def _insert_event(conn: Conn, game_id: int, seq: int, ts: float, actor_user: int | None,
                   ev: dict[str, Any]) -> None:
+    _appended.count = getattr(_appended, "count", 0) + 1
     conn.execute("INSERT INTO game_events (game_id, seq, ts, actor_user, type, body) VALUES (?, ?, ?, ?, ?, ?)",
                  (game_id, seq, ts, actor_user, ev["type"], _event_body(ev)))
 

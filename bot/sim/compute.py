@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from bot.errors import UserError
+from bot.ops.metrics import COST_REFUSALS
 
 # Monte Carlo in chat: the engine rolls about 2-3e7 attack dice a second here, so 100,000 trials of a
 # 600-dice volley already take ~3 s. Trials are reduced (never below MIN_TRIALS) to stay within this
@@ -86,14 +87,20 @@ _JSON_ADVICE = re.compile(r';?\s*use\s+"method":\s*"montecarlo"', re.IGNORECASE)
 
 
 def _user_error(message: str, field: str | None, request: dict[str, Any]) -> UserError:
-    """Turn an engine RequestError into words for Discord; size-limit refusals suggest Monte Carlo."""
+    """Turn an engine RequestError into words for Discord; size-limit refusals suggest Monte Carlo.
+
+    A refusal for size counts in `cogitator_sim_cost_refusals`: an exact request Monte Carlo would accept, or a
+    Monte Carlo request refused on its trials (its work or estimated cost)."""
     label = describe_field(field)
     text = _JSON_ADVICE.sub("", message).strip().rstrip(".")
     if label and label.lower() not in text.lower():
         text = f"{label}: {text}"
     text += "."
     if _montecarlo_would_accept(request):
+        COST_REFUSALS.inc()
         text += " That is beyond what the exact engine computes; try `method: montecarlo`."
+    elif request.get("method") == "montecarlo" and field == "trials":
+        COST_REFUSALS.inc()
     return UserError(text, field=field)
 
 

@@ -35,6 +35,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from bot.ops.metrics import WORKER_DEATHS
 from bot.sim import worker
 
 log = logging.getLogger("cogitator.sim.pool")
@@ -100,6 +101,7 @@ class SimPool:
                 return  # another request replaced it already
             self._executor = None
             self.replacements += 1
+        WORKER_DEATHS.labels(self.name).inc()
         log.warning(f"{self.name} worker died; its pool was replaced", extra={"replacements": self.replacements})
         _shutdown(broken)
 
@@ -115,6 +117,15 @@ class SimPool:
         """Worker process ids (tests, the benchmark's memory report)."""
         executor = self._executor
         return [p.pid for p in list((getattr(executor, "_processes", None) or {}).values()) if p.pid]
+
+    def alive(self) -> int:
+        """How many worker processes are running now (readiness, metrics; read from any thread)."""
+        executor = self._executor
+        try:
+            processes = list((getattr(executor, "_processes", None) or {}).values())
+        except RuntimeError:  # the executor changed its table while we copied it: ask again next time
+            return 0
+        return sum(1 for p in processes if p.is_alive())
 
     def running_pids(self) -> list[int]:
         """Pids of the workers running a request right now (tests)."""
@@ -185,6 +196,7 @@ class SimPool:
         pid = self._slots[slot]
         if pid:
             log.warning(f"{self.name} worker killed after its time limit", extra={"pid": pid})
+            WORKER_DEATHS.labels(self.name).inc()
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         return ("timeout",)

@@ -25,11 +25,13 @@ from psycopg.rows import RowMaker
 
 from bot.db import SchemaTooNew
 from bot.masking import mask_text, mask_url
+from bot.ops.metrics import store_block
 from bot.storage.base import StorageError, StorageUnavailable, split_statements
 
 POOL_MAX = 32  # connections per process at most (one per worker thread)
 CONNECT_TIMEOUT_S = 10
 _PLACEHOLDER = re.compile(r"\?")
+_ERRORS = (psycopg.Error, StorageError)  # what counts as a store error in the metrics
 
 
 def _row_maker(cursor: psycopg.Cursor[Any]) -> RowMaker[Any]:
@@ -163,12 +165,14 @@ class PostgresStorage:
 
     @contextmanager
     def read(self) -> Iterator[PgConn]:
-        yield PgConn(self._raw(), self._fresh)
+        with store_block("postgresql", "read", _ERRORS):
+            yield PgConn(self._raw(), self._fresh)
 
     @contextmanager
     def transaction(self, key: int | None = None) -> Iterator[PgConn]:
-        raw = self._raw()
         with contextlib.ExitStack() as stack:
+            stack.enter_context(store_block("postgresql", "write", _ERRORS))
+            raw = self._raw()
             try:
                 stack.enter_context(raw.transaction())
             except psycopg.OperationalError:  # dropped while idle: nothing has run yet, so reconnect once

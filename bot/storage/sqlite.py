@@ -10,12 +10,16 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from bot import db
+from bot.ops.metrics import store_block
 
 
 def _lenient_text(data: bytes) -> str:
     """Stored text as str even when damaged on disk: sqlite3 otherwise fails the whole row ("Could not decode
     to UTF-8"), before the store can see that a snapshot is damaged and rebuild it from the log."""
     return data.decode("utf-8", "replace")
+
+
+_ERRORS = (sqlite3.Error,)  # what counts as a store error in the metrics (bot.ops.metrics.store_block)
 
 
 class SqliteStorage:
@@ -48,14 +52,15 @@ class SqliteStorage:
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
-        yield self._conn()
+        with store_block("sqlite", "read", _ERRORS):
+            yield self._conn()
 
     @contextmanager
     def transaction(self, key: int | None = None) -> Iterator[sqlite3.Connection]:
         """A per-key lock inside the process; BEGIN IMMEDIATE serialises writers across processes."""
         with self._guard:
             lock = self._locks.setdefault(key, threading.Lock())
-        with lock:
+        with lock, store_block("sqlite", "write", _ERRORS):
             conn = self._conn()
             conn.execute("BEGIN IMMEDIATE")
             try:

@@ -20,6 +20,8 @@ from typing import Any
 
 from aiohttp.http_exceptions import HttpProcessingError
 
+from bot.ops.metrics import WEB_REFUSED
+
 log = logging.getLogger("cogitator.web")
 
 CONNECTIONS_MAX = 4000
@@ -73,14 +75,15 @@ class HttpErrorLog(logging.LoggerAdapter):
     """aiohttp's request-error logger: a malformed request (bad request line, header too long, invalid
     characters) is the client's fault and becomes one throttled line; anything else keeps its traceback."""
 
-    def __init__(self, logger: logging.Logger, throttled: Throttled) -> None:
+    def __init__(self, logger: logging.Logger, throttled: Throttled, name: str = "live board") -> None:
         super().__init__(logger, {})
         self._throttled = throttled
+        self._name = name
 
     def exception(self, msg: object, *args: object, exc_info: Any = True, **kwargs: Any) -> None:
         if isinstance(exc_info, HttpProcessingError):
             first = str(exc_info.message).strip().splitlines()[0][:100] if exc_info.message else ""
-            self._throttled.warning("bad-request", "live board: malformed request from %s refused (%s: %s)",
+            self._throttled.warning("bad-request", "%s: malformed request from %s refused (%s: %s)", self._name,
                                     args[0] if args else "?", type(exc_info).__name__, first)
             return
         super().exception(msg, *args, exc_info=exc_info, **kwargs)
@@ -116,9 +119,10 @@ class AddressCounts:
 class ConnectionGuard:
     """Counts open connections per client address and in all; makes the guarded protocol factory."""
 
-    def __init__(self, limits: Callable[[], Any], throttled: Throttled) -> None:
+    def __init__(self, limits: Callable[[], Any], throttled: Throttled, listener: str = "board") -> None:
         self.limits = limits  # the server's current WebSettings (read per connection, so tests can shrink them)
         self.throttled = throttled
+        self.listener = listener  # whose connections these are, for the log and `cogitator_web_refused`
         self._counts = AddressCounts()
         self.connections_max = CONNECTIONS_MAX
 
@@ -130,9 +134,18 @@ class ConnectionGuard:
         if self._counts.take(address, limits.connections_per_address_max,
                              min(limits.connections_max, self.connections_max)):
             return True
-        self.throttled.warning("connections", "live board: connection from %s refused (%d open from it, "
-                               "%d in all)", address, self._counts.of(address), self.total)
+        self.refused("connections")
+        self.throttled.warning("connections", "%s: connection from %s refused (%d open from it, %d in all)",
+                               self.name, address, self._counts.of(address), self.total)
         return False
+
+    def refused(self, reason: str) -> None:
+        WEB_REFUSED.labels(self.listener, reason).inc()
+
+    @property
+    def name(self) -> str:
+        """The listener in words, for log lines."""
+        return "live board" if self.listener == "board" else f"{self.listener} listener"
 
     def release(self, address: str) -> None:
         self._counts.give_back(address)
@@ -180,8 +193,10 @@ class _Guarded(asyncio.Protocol):
     def _late(self) -> None:
         self._timer = None
         if self._transport is not None:
-            self._guard.throttled.warning("slow", "live board: connection from %s closed: no complete request "
-                                          "headers in %.1f s", self._address, self._guard.limits().header_timeout_s)
+            self._guard.refused("slow")
+            self._guard.throttled.warning("slow", "%s: connection from %s closed: no complete request headers in "
+                                          "%.1f s", self._guard.name, self._address,
+                                          self._guard.limits().header_timeout_s)
             self._transport.abort()
 
     def data_received(self, data: bytes) -> None:
@@ -190,8 +205,9 @@ class _Guarded(asyncio.Protocol):
         if self._over_limit(data):
             assert self._transport is not None
             limit = self._guard.limits().header_bytes_max
-            self._guard.throttled.warning("large", "live board: connection from %s closed: request headers over "
-                                          "%d bytes", self._address, limit)
+            self._guard.refused("large")
+            self._guard.throttled.warning("large", "%s: connection from %s closed: request headers over %d bytes",
+                                          self._guard.name, self._address, limit)
             self._open = False
             self._transport.write(TOO_LARGE)
             self._transport.close()

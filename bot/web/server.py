@@ -112,8 +112,9 @@ class WebServer:
     """The aiohttp application and its site, started and stopped with the bot."""
 
     def __init__(self, settings: WebSettings, *, tokens_of: Callable[[], OverlayTokens],
-                 store_of: Callable[[], Any]) -> None:
+                 store_of: Callable[[], Any], add_routes: Callable[[web.Application], None] | None = None) -> None:
         self.settings = settings
+        self._add_routes = add_routes  # more routes on this server (the ops endpoints sharing its port)
         self._tokens_of = tokens_of
         self._files = _static_files()
         self._in_flight = guard.AddressCounts()
@@ -140,24 +141,13 @@ class WebServer:
         app.router.add_get("/o/{token}/events", self._events)
         app.router.add_get("/o/{token}/{view}", self._page)
         app.router.add_get("/o/{token}/", self._page)
+        if self._add_routes is not None:
+            self._add_routes(app)
         return app
 
     async def start(self) -> None:
-        files = _raise_open_files_limit()
-        # Never let pages take the descriptors the bot needs for Discord and its databases.
-        self.guard.connections_max = max(1, files - guard.FD_RESERVE) if files else guard.CONNECTIONS_MAX
-        self._runner = web.AppRunner(self.app(), access_log=None, handle_signals=False, shutdown_timeout=1.0,
-                                    handler_cancellation=True,  # a closed page ends its stream at once
-                                    logger=guard.HttpErrorLog(logging.getLogger("cogitator.web.http"),
-                                                              self._throttled))
-        await self._runner.setup()
-        assert self._runner.server is not None
-        # Our own listener instead of web.TCPSite: each connection passes the guard before aiohttp sees it.
-        self._listener = await asyncio.get_running_loop().create_server(
-            self.guard.factory(self._runner.server), self.settings.bind, self.settings.port, backlog=1024,
-            reuse_address=True)
-        sockets = self._listener.sockets or []
-        self.port = sockets[0].getsockname()[1] if sockets else self.settings.port
+        self._runner, self._listener, self.port = await serve(self.app(), self.settings, self.guard, self._throttled,
+                                                              handler_cancellation=True)  # a closed page ends its stream at once
         log.info("live board listening", extra={"bind": self.settings.bind, "port": self.port,
                                                 "connections_max": min(self.settings.connections_max,
                                                                        self.guard.connections_max)})
@@ -189,6 +179,7 @@ class WebServer:
         work is done."""
         address = guard.client_key(request.remote)
         if not self._in_flight.take(address, self.settings.streams_per_address_max, self.settings.streams_max):
+            self.guard.refused("requests")
             return web.Response(status=429, text="Too many open pages\n", content_type="text/plain",
                                 headers={"Retry-After": "10"})
         try:
@@ -279,6 +270,32 @@ class WebServer:
             async with asyncio.timeout(timeout):  # in this task: no extra task per write (as wait_for makes)
                 await response.write(data)
         return send
+
+
+async def serve(app: web.Application, settings: WebSettings, connection_guard: guard.ConnectionGuard,
+                throttled: guard.Throttled, *, handler_cancellation: bool = False,
+                ) -> tuple[web.AppRunner, asyncio.AbstractServer, int]:
+    """Serve `app` on settings.bind:port through `connection_guard` (per-address and total connection caps,
+    header deadline and size), as the live board does; the ops listener (bot.ops.server) serves the same way.
+    Returns the runner, the listener and the port (the one chosen when settings.port is 0)."""
+    files = _raise_open_files_limit()
+    # Never let connections take the descriptors the bot needs for Discord and its databases.
+    connection_guard.connections_max = max(1, files - guard.FD_RESERVE) if files else guard.CONNECTIONS_MAX
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0,
+                           handler_cancellation=handler_cancellation,
+                           logger=guard.HttpErrorLog(logging.getLogger("cogitator.web.http"), throttled,
+                                                     connection_guard.name))
+    await runner.setup()
+    assert runner.server is not None
+    try:
+        # Our own listener instead of web.TCPSite: each connection passes the guard before aiohttp sees it.
+        listener = await asyncio.get_running_loop().create_server(
+            connection_guard.factory(runner.server), settings.bind, settings.port, backlog=1024, reuse_address=True)
+    except BaseException:
+        await runner.cleanup()
+        raise
+    sockets = listener.sockets or []
+    return runner, listener, (sockets[0].getsockname()[1] if sockets else settings.port)
 
 
 def _envelope(payload: bytes) -> bytes:

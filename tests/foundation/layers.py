@@ -30,7 +30,8 @@ FLOORS: list[tuple[str, list[tuple[str, list[str]]]]] = [
     ("the bot", [("client", ["bot.client"])]),
     ("cogs", [("cogs", ["cogs", "cogs.*"])]),
     ("discord glue", [("discord glue", ["bot.discord_glue", "bot.discord_glue.*"])]),
-    ("services", [("services", ["bot.services"]), ("render", ["bot.render", "bot.render.*"])]),
+    ("services", [("services", ["bot.services"]), ("render", ["bot.render", "bot.render.*"]),
+                  ("ops", ["bot.ops", "bot.ops.*"])]),
     ("features, upper", [("sim", ["bot.sim", "bot.sim.*"]), ("web", ["bot.web", "bot.web.*"])]),
     ("features", [("catalog", ["bot.catalog", "bot.catalog.*"]), ("games", ["bot.games", "bot.games.*"])]),
     ("units, armies, settings", [("units", ["bot.units", "bot.units.*"]), ("armies", ["bot.armies", "bot.armies.*"]),
@@ -42,7 +43,8 @@ FLOORS: list[tuple[str, list[tuple[str, list[str]]]]] = [
                          ("points data", ["bot.points", "bot.points.*"])]),
     ("engine and base", [("engine", ["engine", "engine.*"]),
                          ("base", ["bot", "bot.errors", "bot.config", "bot.longlived", "bot.logging_setup",
-                                   "bot.endpoints", "bot.background", "bot.masking", "bot.admission"])]),
+                                   "bot.endpoints", "bot.background", "bot.masking", "bot.admission",
+                                   "bot.ops.metrics", "bot.ops.sdnotify"])]),
 ]
 
 
