@@ -25,9 +25,10 @@ Feel No Pain inside it; the excess damage is lost). Per weapon group:
   models, and both act identically once it has none), so two axes give the weapon-by-weapon order of
   contract 1b exactly.
 
-Why one file of about 510 lines (issue 20 asks each product file over 500 lines for a reason): the state
+Why one file of about 570 lines (issue 20 asks each product file over 500 lines for a reason): the state
 layout of a mixed target (`Layout`, `Queue`) and the steps that move probability through it are one
-computation (contract 1b); each step indexes the layout directly.
+computation (contract 1b); each step indexes the layout directly. `compile_volley` builds the state-independent part once
+(engine.plan caches it), `Volley.run` moves the state through it.
 """
 
 from __future__ import annotations
@@ -380,9 +381,64 @@ def _add_pending(ys: np.ndarray, live: np.ndarray, shape: tuple, mw: np.ndarray,
     return out
 
 
-def run(groups: list[ResolvedGroup], target: Target, devastating_spills: bool) -> dict:
-    """Exact result pieces for a volley against a mixed target: stages, killed pmf (whole unit and
-    per group), damage pmf."""
+@dataclass(frozen=True, eq=False)
+class _Step:
+    """One weapon group against the layout, everything that does not depend on the state: the trimmed
+    joint (n, m) distribution, the one-wound matrix, the chance each receiving model fails its save,
+    and what its DEVASTATING critical wounds do (11e: a mortal-wound matrix; 10e: a pending-axis pmf)."""
+
+    joint: np.ndarray
+    n_pmf: np.ndarray
+    m_mean: float
+    t: np.ndarray
+    fail: np.ndarray
+    mortal: np.ndarray | None  # 11e: one critical wound's transition matrix
+    pending_mw: np.ndarray | None  # 10e: one critical wound's mortal wounds, for the pending axis
+    precision: bool
+
+
+@dataclass(frozen=True, eq=False)
+class Volley:
+    """A volley against a mixed target, compiled (engine.plan): `run()` evaluates it."""
+
+    layout: Layout
+    target: Target
+    groups: tuple[ResolvedGroup, ...]
+    steps: tuple[_Step, ...]
+    shape: tuple[int, int, int]  # (normal pending rows, PRECISION pending rows, states)
+    pending: bool
+    thinned: bool
+    stages: dict
+
+    @property
+    def nbytes(self) -> int:
+        return sum(st.t.nbytes + (st.mortal.nbytes if st.mortal is not None else 0) for st in self.steps)
+
+    def run(self) -> dict:
+        """Exact result pieces: stages, killed pmf (whole unit and per group), damage pmf."""
+        lay = self.layout
+        x = np.zeros(self.shape)
+        x[0, 0, lay.start] = 1.0
+        unsaved_total = 0.0
+        for st in self.steps:
+            flat = x.reshape(-1, lay.size)
+            live = np.flatnonzero(flat.any(axis=1))  # 10e: only the pending rows that hold mass so far
+            ys, unsaved = _mixture_steps(flat[live], st.t, st.joint, st.n_pmf, st.fail)
+            unsaved_total += unsaved + st.m_mean
+            if st.pending_mw is not None:
+                x = _add_pending(ys, live, x.shape, st.pending_mw, int(st.precision))
+                continue
+            r = ys[0] if st.mortal is None else _horner(ys, st.mortal)
+            flat = np.zeros_like(flat)
+            flat[live] = r
+            x = flat.reshape(x.shape)
+        final = x[0, 0] if not self.pending else _inflict_pending(x, list(self.groups), lay, self.thinned)
+        stages = dict(self.stages, unsaved=self.stages["unsaved"] + unsaved_total)
+        return _summarise(final, lay, self.target, len(self.target.groups), stages)
+
+
+def compile_volley(groups: list[ResolvedGroup], target: Target, devastating_spills: bool) -> Volley:
+    """Everything of `run` that does not depend on the state, once per volley."""
     lay = Layout.build(target)
     n_groups = len(target.groups)
     pending = devastating_spills and any(g.devastating for g in groups)
@@ -393,9 +449,8 @@ def run(groups: list[ResolvedGroup], target: Target, devastating_spills: bool) -
         cap = _pending_cap(groups, target, thinned)
         cap_n = cap if any(g.devastating and not g.precision for g in groups) else 0
         cap_p = cap if any(g.devastating and g.precision for g in groups) else 0
-    x = np.zeros((cap_n + 1, cap_p + 1, lay.size))
-    x[0, 0, lay.start] = 1.0
     stages = {"attacks": 0.0, "hits": 0.0, "wounds": 0.0, "unsaved": 0.0}
+    steps = []
     for g in groups:
         gd = exact.group_distribution(g, collapse_ok=not g.devastating, saves=False)
         stages["attacks"] += gd.attacks
@@ -404,31 +459,30 @@ def run(groups: list[ResolvedGroup], target: Target, devastating_spills: bool) -
         joint, n_pmf, m_pmf = _trimmed_joint(gd.joint)
         saves = g.group_save_probs()
         losses = {i: _save_mixed(exact.loss_pmf(g.group_damage[i], g.group_fnp[i]), saves[i]) for i in range(n_groups)}
-        t = lay.transition(losses, g.precision)
-        fail = 1.0 - np.asarray(saves)[lay.receiver(g.precision)]
-        flat = x.reshape(-1, lay.size)
-        live = np.flatnonzero(flat.any(axis=1))  # 10e: only the pending rows that hold mass so far
-        ys, unsaved = _mixture_steps(flat[live], t, joint, n_pmf, fail)
         m_mean = float(np.dot(np.arange(m_pmf.size), m_pmf)) if m_pmf.size > 1 else 0.0
-        stages["unsaved"] += unsaved + m_mean
+        mortal = pending_mw = None
         if joint.shape[1] > 1 and pending:
             amount = lay.ch.groups[0] if g.precision else first_allocated(target.groups)
-            mw = g.group_mortal_damage[amount]
+            pending_mw = g.group_mortal_damage[amount]
             if thinned:
-                mw = exact.loss_pmf(mw, g.group_fnp_mortal[0])
-            x = _add_pending(ys, live, x.shape, mw, int(g.precision))
-            continue
-        if joint.shape[1] == 1:
-            r = ys[0]
-        else:
-            mortal = {i: exact.loss_pmf(g.group_mortal_damage[i], g.group_fnp_mortal[i]) for i in range(n_groups)}
-            tm = lay.transition(mortal, g.precision)
-            r = _horner(ys, tm)
-        flat = np.zeros_like(flat)
-        flat[live] = r
-        x = flat.reshape(x.shape)
-    final = x[0, 0] if not pending else _inflict_pending(x, groups, lay, thinned)
-    return _summarise(final, lay, target, n_groups, stages)
+                pending_mw = exact.loss_pmf(pending_mw, g.group_fnp_mortal[0])
+        elif joint.shape[1] > 1:
+            mortal = lay.transition({i: exact.loss_pmf(g.group_mortal_damage[i], g.group_fnp_mortal[i])
+                                     for i in range(n_groups)}, g.precision)
+        step = _Step(joint, n_pmf, m_mean, lay.transition(losses, g.precision),
+                     1.0 - np.asarray(saves)[lay.receiver(g.precision)], mortal, pending_mw, g.precision)
+        for arr in (step.joint, step.n_pmf, step.t, step.fail, step.mortal, step.pending_mw):
+            if arr is not None:
+                arr.flags.writeable = False  # a compiled volley is shared by every run of its plan
+        steps.append(step)
+    return Volley(lay, target, tuple(groups), tuple(steps), (cap_n + 1, cap_p + 1, lay.size), pending, thinned,
+                  stages)
+
+
+def run(groups: list[ResolvedGroup], target: Target, devastating_spills: bool) -> dict:
+    """Exact result pieces for a volley against a mixed target: stages, killed pmf (whole unit and per
+    group), damage pmf."""
+    return compile_volley(groups, target, devastating_spills).run()
 
 
 def _inflict_pending(x: np.ndarray, groups: list[ResolvedGroup], lay: Layout, thinned: bool) -> np.ndarray:

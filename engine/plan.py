@@ -14,8 +14,10 @@ beyond the unit's last model in "destroyed". The plan keeps W rows - the chain r
 (engine.exact.allocate_group on W unit vectors) - and `apply_rows` shifts and adds them for any state, or
 for many states at once (a leading batch axis). When those W rows would cost much more than one state
 vector (huge W with many attacks), the group is evaluated directly on the state instead (`_Direct`).
-10e DEVASTATING WOUNDS (a pending axis that spills over) and mixed targets (contract 1b) keep their own
-chains (engine.exact.run / engine.mixed.run) on the plan's resolved groups.
+A mixed target (contract 1b) is compiled by engine.mixed (`compile_volley`: the one-wound matrices and
+joint distributions of every group) and its state vector is stepped through them at evaluation. A
+single-profile 10e volley with DEVASTATING WOUNDS (a pending axis that spills over) runs engine.exact.run
+on the plan's resolved groups.
 """
 
 from __future__ import annotations
@@ -140,10 +142,12 @@ class Plan:
     ops: tuple[Any, ...] | None  # single-profile exact without 10e DEVASTATING WOUNDS: one op per group
     stages: Mapping[str, float]  # expected stage counts (exact)
     killed_index: np.ndarray | None  # flat state -> models destroyed (single-profile exact)
+    volley: mixed.Volley | None = None  # a mixed target, exact: compiled by engine.mixed
+
 
     @property
     def nbytes(self) -> int:
-        return sum(op.nbytes for op in self.ops or ())
+        return sum(op.nbytes for op in self.ops or ()) + (self.volley.nbytes if self.volley is not None else 0)
 
     def start(self) -> np.ndarray:
         """The target's state before the volley (single profile): `wounds_lost` on the first model."""
@@ -166,10 +170,9 @@ class Plan:
             flat = self.final()
             killed = np.bincount(self.killed_index, weights=flat, minlength=t.models + 1)[: t.models + 1]
             return {"stages": dict(self.stages), "killed": killed, "damage": flat[t.wounds_lost:]}
-        spills = req.edition.devastating_spills_after_volley
-        if t.mixed:
-            return mixed.run(list(self.groups), t, spills)
-        return exact.run(list(self.groups), t, spills)
+        if self.volley is not None:
+            return self.volley.run()
+        return exact.run(list(self.groups), t, req.edition.devastating_spills_after_volley)
 
     def run(self) -> dict[str, Any]:
         """The contract-1 result (engine.simulate)."""
@@ -267,7 +270,7 @@ def build(req: Request) -> Plan:
     groups = [resolve(g, req.target, req.context, req.attacker, req.edition) for g in req.groups]
     est = check_size(req, groups)
     applied, ignored, notes = _collect(groups)
-    ops = stages = killed_index = None
+    ops = stages = killed_index = volley = None
     t = req.target
     spills = req.edition.devastating_spills_after_volley and any(g.devastating for g in groups)
     if req.method == "exact" and not t.mixed and not spills:
@@ -275,8 +278,10 @@ def build(req: Request) -> Plan:
         ops = tuple(op for op, _ in compiled)
         stages = {key: math.fsum(s[key] for _, s in compiled) for key in ("attacks", "hits", "wounds", "unsaved")}
         killed_index = _frozen(np.arange(t.models * t.wounds + 1) // t.wounds)
+    elif req.method == "exact" and t.mixed:
+        volley = mixed.compile_volley(groups, t, req.edition.devastating_spills_after_volley)
     return Plan(req, tuple(groups), MappingProxyType(est), applied, ignored, notes,
-                _frozen(hazard_pmf(req, groups)), ops, MappingProxyType(stages or {}), killed_index)
+                _frozen(hazard_pmf(req, groups)), ops, MappingProxyType(stages or {}), killed_index, volley)
 
 
 class _Cache:

@@ -60,7 +60,7 @@ def test_operator_rows_are_the_chain_from_any_state(index):
     req = exactness.load()[index]["request"]
     p = engine.compile(req)
     if p.ops is None:
-        pytest.skip("mixed target or 10e DEVASTATING WOUNDS: evaluated by its own chain")
+        pytest.skip("mixed target (engine.mixed) or 10e DEVASTATING WOUNDS (exact.run): no operator rows")
     t = p.request.target
     states = _random_states(t.models * t.wounds + 1, 4, np.random.default_rng(index))
     for op, g in zip(p.ops, p.groups, strict=True):
