@@ -12,6 +12,7 @@ the public "thinking…" message is deleted first so the error is ephemeral too.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import logging
 import re
@@ -24,6 +25,7 @@ from discord.app_commands import Choice
 from discord.ext import commands
 
 from bot.catalog.service import Catalog
+from bot.discord_glue import matchup as matchup_glue
 from bot.discord_glue.aliases import aliased
 from bot.discord_glue.choices import faction_choices
 from bot.errors import UserError
@@ -70,6 +72,10 @@ CRIT_CHOICES = [
     for h, w in _CRIT_ORDER
 ]
 _CRITS = re.compile(r"^\s*([2-6])\s*\+?\s*[/,; ]\s*([2-6])\s*\+?\s*$")
+MATCHUP_VALUES = [
+    Choice(name="expected share of each target destroyed", value="share"),
+    Choice(name="expected points destroyed", value="points"),
+]
 REROLL_CHOICES = [
     Choice(name="no re-roll", value="none"),
     Choice(name="re-roll 1s", value="ones"),
@@ -370,6 +376,40 @@ class Sim(commands.Cog):
             if len(choices) >= AUTOCOMPLETE_MAX:
                 break
         return choices
+
+    # ------------------------------------------------------------------ /sim matchup
+    @sim.command(name="matchup", description="Every unit of yours against every unit of your opponent's: "
+                                             "who should attack what.")
+    @app_commands.describe(
+        phase="Shooting (default) or fight",
+        value="Shade by the expected share of each target destroyed (default) or the expected points destroyed",
+        attackers="Without a game's lists: attacking datasheets, comma-separated",
+        targets="Without a game's lists: target datasheets, comma-separated",
+        edition="Rules edition for datasheet names (a game uses its own)",
+        faction="Prefer this faction's datasheets for typed names",
+    )
+    @app_commands.choices(phase=PHASE_CHOICES, value=MATCHUP_VALUES, edition=EDITION_CHOICES)
+    async def matchup(
+        self,
+        interaction: discord.Interaction,
+        phase: str = "shooting",
+        value: str = "share",
+        attackers: app_commands.Range[str, 1, 2000] | None = None,
+        targets: app_commands.Range[str, 1, 2000] | None = None,
+        edition: str | None = None,
+        faction: app_commands.Range[str, 1, 100] | None = None,
+    ) -> None:
+        game = self._game(interaction)
+        options = SimOptions(edition=self._edition_for_lookup(interaction))
+        found = await asyncio.to_thread(matchup_glue.plan, self.services, game, options, user_id=interaction.user.id,
+                                        phase=phase, attackers=attackers, targets=targets, faction=faction)
+        source = "army lists in this game" if game is not None and not (attackers or targets) else "catalog datasheets"
+        await matchup_glue.answer(interaction, self.services, found, value, source)
+
+    @matchup.autocomplete("faction")
+    async def _matchup_faction_autocomplete(self, interaction: discord.Interaction,
+                                            current: str) -> list[Choice[str]]:
+        return faction_choices(self.services.catalog, current)
 
     # ------------------------------------------------------------------ /sim custom
     @sim.command(

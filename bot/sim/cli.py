@@ -44,6 +44,7 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
                       "loadout, models left, leaders and tracked state apply (the game's edition)")
     plan.add_argument("--json", action="store_true", help="accepted for symmetry: the output is always JSON")
     plan.set_defaults(func=cmd_plan)
+    add_matchup(sub)
 
 
 def cmd_plan(args: argparse.Namespace, settings: Settings) -> int:
@@ -106,3 +107,66 @@ def _plan(args: argparse.Namespace, settings: Settings, state: object | None) ->
     json.dump(out, sys.stdout, ensure_ascii=False)
     sys.stdout.write("\n")
     return 0
+
+
+def add_matchup(sub: argparse._SubParsersAction) -> None:
+    matchup = sub.add_parser("matchup", help="contract 8: every attacker against every target, as a matrix")
+    source = matchup.add_mutually_exclusive_group(required=True)
+    source.add_argument("--channel", type=_channel_id, help="the first player's units against the second's, as "
+                        "that channel's game fields and tracks them")
+    source.add_argument("--attackers", help="attacking datasheets, comma-separated (needs --targets)")
+    matchup.add_argument("--targets", help="target datasheets, comma-separated")
+    matchup.add_argument("--phase", choices=("shooting", "fight"), default="shooting")
+    matchup.add_argument("--edition", choices=("10e", "11e"), default="11e")
+    matchup.add_argument("--faction", help="prefer this faction's datasheets for typed names")
+    matchup.add_argument("--json", action="store_true", help="accepted for symmetry: the output is always JSON")
+    matchup.set_defaults(func=cmd_matchup)
+
+
+def cmd_matchup(args: argparse.Namespace, settings: Settings) -> int:
+    """The same matrix /sim matchup draws, computed in this process."""
+    from bot.catalog.service import open_catalog
+    from bot.errors import UserError
+    from bot.sim import matchup as matchups
+    from bot.sim.compute import evaluate_row
+    from bot.sim.planner import UnitPlanner
+    from bot.sim.requests import SimOptions
+
+    def run(state: object | None) -> int:
+        catalog = open_catalog(settings)
+        try:
+            planner, options = UnitPlanner(catalog), SimOptions(edition=args.edition)
+            if state is not None:
+                found = matchups.from_game(planner, state, options, user_id=None, phase=args.phase)
+            else:
+                if not args.targets:
+                    raise UserError("--attackers needs --targets", field="targets")
+                found = matchups.from_names(planner, args.attackers, args.targets, options, phase=args.phase,
+                                            faction=args.faction)
+            matchups.check_cost(found)
+        except UserError as error:
+            print(json.dumps({"error": str(error), "field": getattr(error, "field", None)}))
+            return 2
+        finally:
+            catalog.close()
+        results = [evaluate_row([c.request for c in row if c.request is not None]) for row in found.rows]
+        json.dump(matchups.contract(found, matchups.placed(found, results)), sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+
+    if args.channel is None:
+        return run(None)
+    from bot.games.cli import _guarded, _store
+
+    def tracked() -> int:
+        store = _store(settings)
+        try:
+            state = store.state(args.channel)
+        finally:
+            store.close()
+        if state is None:
+            print(json.dumps({"error": f"channel {args.channel} has no game", "field": "channel"}))
+            return 2
+        return run(state)
+
+    return _guarded(tracked, settings)

@@ -157,3 +157,32 @@ def compute(
         raise _user_error(_engine_message(error), getattr(error, "field", None), request) from None
     png = plot_models_killed(result, title=plot_title) if with_plot else b""
     return result, png
+
+
+def check_request(request: dict[str, Any]) -> tuple[dict[str, Any], float]:
+    """One request of a batch (a /sim matchup cell): the engine's checks as a UserError, and its estimated
+    seconds, which the batch adds up against its own budget before any of it runs."""
+    from engine import RequestError
+    from engine.api import estimate
+    from engine.api import prepare as engine_prepare
+
+    try:
+        req, groups = engine_prepare(request)
+    except RequestError as error:
+        raise _user_error(_engine_message(error), getattr(error, "field", None), request) from None
+    return request, float(estimate(req, groups)["seconds"])
+
+
+def evaluate_row(requests: list[dict[str, Any]]) -> list[dict[str, float]]:
+    """A /sim matchup row (checked requests, no chart): per request the chance the target is destroyed, the
+    expected models destroyed and the expected share of its models destroyed."""
+    from engine import simulate
+
+    out = []
+    for request in requests:
+        result = simulate(request)
+        models = len(result["models_killed"]["pmf"]) - 1
+        killed = float(result["models_killed"]["mean"])
+        out.append({"p_destroy": float(result["p_wipe"]), "expected_models": killed,
+                    "share": killed / models if models else 0.0})
+    return out

@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from bot.admission import CallerLimits, Words
 from bot.errors import UserError
-from bot.sim.compute import compute, prepare
+from bot.sim.compute import compute, evaluate_row, prepare
 
 if TYPE_CHECKING:
     from bot.sim.pool import SimPool
@@ -176,6 +177,70 @@ class SimulationService:
             raise _timed_out() from None
         except MemoryError:
             raise _too_large(request) from None
+
+    async def run_rows(self, rows: list[list[dict[str, Any]]], *, user: int | None = None,
+                       guild: int | None = None,
+                       on_row: Callable[[int, list[dict[str, float]]], Awaitable[None]] | None = None,
+                       ) -> list[list[dict[str, float]]]:
+        """A /sim matchup: each row of checked requests (one attacker against every target) is one job
+        (bot.sim.compute.evaluate_row), at most one per worker at a time, so a big matrix shares the pool
+        with other /sim requests row by row instead of filling its queue. The whole matrix counts as one
+        simulation of its caller. `on_row(i, summaries)` runs as each row finishes (progress)."""
+        with self.callers.admit(user, guild):
+            results: list[list[dict[str, float]]] = [[] for _ in rows]
+            gate = asyncio.Semaphore(max(1, self.workers or WORKERS))
+
+            async def one(i: int) -> None:
+                if rows[i]:
+                    async with gate:
+                        results[i] = await self._run_job(evaluate_row, (rows[i],))
+                if on_row is not None:
+                    await on_row(i, results[i])
+
+            tasks = [asyncio.create_task(one(i)) for i in range(len(rows))]
+            try:
+                await asyncio.gather(*tasks)
+            except BaseException:  # the first failure (e.g. a row out of time) ends the others and is the answer
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise
+            return results
+
+    async def _run_job(self, function: Callable[..., Any], args: tuple) -> Any:
+        """function(*args) in a worker (or a thread), under the service's pending cap and time limit."""
+        self._admit()
+        if self._threads is not None:
+            try:
+                future = self._threads.submit(function, *args)
+            except RuntimeError:
+                self._release()
+                raise UserError("The simulator is shutting down; try again in a moment.") from None
+            future.add_done_callback(self._release)
+            try:
+                return await asyncio.wait_for(asyncio.wrap_future(future), timeout=TIMEOUT_S)
+            except TimeoutError:
+                raise _timed_out() from None
+            except MemoryError:
+                raise _too_large({}) from None
+        try:
+            if self._pool is None:
+                await asyncio.to_thread(self.start)
+            pool = self._pool
+            if pool is None:
+                raise RuntimeError("closed")
+            outcome = await pool.call(function, args, timeout=TIMEOUT_S)
+        except RuntimeError:
+            raise UserError("The simulator is shutting down; try again in a moment.") from None
+        finally:
+            self._release()
+        if outcome[0] == "ok":
+            return outcome[1]
+        if outcome[0] == "user":
+            raise UserError(outcome[1], field=outcome[2])
+        if outcome[0] == "timeout":
+            raise _timed_out()
+        raise _too_large({})
 
     def prepare(self, request: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         """Check `request` as `run` would (UserError if invalid or too large) without running it, and

@@ -201,13 +201,37 @@ def plan_between(planner: UnitPlanner, state: GameState, attacker: str, target: 
                  abilities: bool = True, force: bool = False, unused: tuple[str, ...] = ()) -> tuple[Plan, list[Any], str]:
     """The plan for two tracked units (the game's edition), the datasheets used, and the title. `unused` names
     the options given that the game decides instead (sizes, leaders, wounds lost, edition): the answer says so."""
-    options = replace(options, edition=state.edition)
     mine, theirs = sides(state, attacker, target, user_id=user_id)
+    result, entries = plan_sides(planner, state, mine, theirs, options, weapon=weapon, phase=phase, fnp=fnp,
+                                 abilities=abilities, force=force)
+    if unused:
+        result.assumptions.insert(0, f"not used: {', '.join(unused)} — the game's lists and tracked state decide")
+    return result, entries, f"{mine.unit.name} → {theirs.unit.name}"
+
+
+Fielded = tuple[Any, Unit, "int | None", list[str]]
+
+
+def plan_sides(planner: UnitPlanner, state: GameState, mine: Side, theirs: Side, options: SimOptions, *,
+               weapon: str | None = None, phase: str | None = None, fnp: int | None = None, abilities: bool = True,
+               force: bool = False, fielded_cache: dict[tuple[int, str], Fielded] | None = None,
+               ) -> tuple[Plan, list[Any]]:
+    """The plan for one side's unit against another's, and the datasheets used. `fielded_cache` keeps each
+    unit as its list fields it across calls (/sim matchup plans every pair of two lists)."""
+    options = replace(options, edition=state.edition)
     invulnerable, bonus, tracked = _state_effects(state, mine, theirs)
-    notes: list[str] = []
     roles = {"attacker": mine.unit, "leader": mine.leader, "target": theirs.unit, "target_leader": theirs.leader}
-    fielded = {role: _fielded(planner, state, unit, state.edition, role, notes)
-               for role, unit in roles.items() if unit is not None}
+    cache = {} if fielded_cache is None else fielded_cache
+    fielded: dict[str, Fielded] = {}
+    for role, unit in roles.items():
+        if unit is None:
+            continue
+        key = (unit.owner, unit.name)
+        if key not in cache:
+            said: list[str] = []
+            cache[key] = (*_fielded(planner, state, unit, state.edition, role, said), said)
+        fielded[role] = cache[key]
+    notes = [note for f in fielded.values() for note in f[3]]
     units = {role: f[1] for role, f in fielded.items()}
     if bonus:
         for role in ("attacker", "leader"):
@@ -234,10 +258,23 @@ def plan_between(planner: UnitPlanner, state: GameState, attacker: str, target: 
                               f"wound{'s' if theirs.unit.wounds_lost != 1 else ''}")
     result.tracked += tracked
     entries = [f[0] for f in fielded.values()]
-    if unused:
-        notes.insert(0, f"not used: {', '.join(unused)} — the game's lists and tracked state decide")
-    result.assumptions = [*notes, *result.assumptions]
+    result.assumptions = [*dict.fromkeys(notes), *result.assumptions]
     result.assumptions += [f"{e.name}: {e.edition} datasheet used with {state.edition} rules" for e in entries
                            if e.edition != state.edition]
-    title = f"{mine.unit.name} → {theirs.unit.name}"
-    return result, entries, title
+    return result, entries
+
+
+def fighting_sides(state: GameState, owner: int) -> list[Side]:
+    """Every unit of `owner` that can fight, as a side (a leader inside the unit it leads), in list order;
+    destroyed, unlisted and unmatched units are left out."""
+    out: list[Side] = []
+    seen: set[str] = set()
+    units = sorted(state.units_of(owner), key=lambda u: (u.army_index is None, u.army_index or 0))
+    for unit in units:
+        if unit.destroyed or unit.unlisted or not unit.datasheet_id:
+            continue
+        side = _side(state, unit)
+        if side.unit.name not in seen:
+            seen.add(side.unit.name)
+            out.append(side)
+    return out
