@@ -15,7 +15,7 @@ from discord.ext import commands
 
 from bot.armies.decode import MAX_BYTES, ListError
 from bot.catalog.normalize import clean_text
-from bot.discord_glue.choices import unit_choices
+from bot.discord_glue.choices import battle_size_ac, unit_choices
 from bot.discord_glue.forms import StandingForm, register, submitted
 from bot.discord_glue.games import (
     act,
@@ -59,8 +59,18 @@ async def _import(interaction: discord.Interaction, data: bytes, filename: str |
         return
     me = result.state.player_index(interaction.user.id)
     embed = render.army_embed(result.state, me, note=result.outcome.message, diagnostics=army.to_dict()["diagnostics"])
-    await interaction.followup.send(embed=embed, allowed_mentions=NO_MENTIONS)
+    embeds = [embed]
+    stored = result.state.army(me)
+    if stored is not None and result.state.edition == "11e":
+        embeds.append(render.check_embed(_check(interaction, stored, result.state.battle_size), stored))
+    await interaction.followup.send(embeds=embeds, allowed_mentions=NO_MENTIONS)
     await live_boards(interaction).refresh(channel_of(interaction), result)
+
+
+def _check(interaction: discord.Interaction, army: dict, battle_size: str | None) -> dict:
+    from bot.armies.check import check_in
+
+    return check_in(army, interaction.client.services.settings.data_dir, battle_size)  # type: ignore[attr-defined]
 
 
 class PasteModal(StandingForm, title="Paste your army list"):
@@ -112,6 +122,23 @@ class Army(commands.Cog):
         indices = _players(state, interaction.user.id, player)
         embeds = [render.army_embed(state, i) for i in indices]
         await interaction.response.send_message(embeds=embeds, ephemeral=True, allowed_mentions=NO_MENTIONS)
+
+    @army.command(name="check", description="Cost your list by the current Munitorum Field Manual and check it "
+                                            "against the battle size.")
+    @app_commands.describe(battle_size="Incursion, Strike Force or Onslaught (default: the game's, else Strike Force)",
+                           player="Whose list (default: yours)")
+    @app_commands.autocomplete(battle_size=battle_size_ac)
+    async def army_check(self, interaction: discord.Interaction, battle_size: str | None = None,
+                         player: discord.User | None = None) -> None:
+        state = await current_state(interaction)
+        indices = _players(state, interaction.user.id, player)
+        index = indices[0] if len(indices) == 1 else state.player_index(interaction.user.id)
+        army = state.army(index) if index is not None else None
+        if army is None:
+            raise UserError("No army list to check: import one with `/army import file:` or `/army paste`.")
+        report = _check(interaction, army, battle_size or state.battle_size)
+        await interaction.response.send_message(embed=render.check_embed(report, army), ephemeral=True,
+                                                allowed_mentions=NO_MENTIONS)
 
     @army.command(name="clear", description="Remove your army list from this game (/game undo brings it back).")
     async def army_clear(self, interaction: discord.Interaction) -> None:

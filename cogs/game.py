@@ -19,7 +19,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.background import BACKGROUND_TASK_PREFIX
-from bot.discord_glue.choices import deployment_ac, mission_ac
+from bot.discord_glue.choices import battle_size_ac, deployment_ac, mission_ac
 from bot.discord_glue.games import act, call, channel_of, live_boards, reply, store_of
 from bot.errors import UserError
 from bot.games import commands as game_commands
@@ -297,23 +297,32 @@ class Game(commands.GroupCog, group_name="game", group_description="Track a batt
                            faction="Your faction", opponent_faction="Your opponent's faction",
                            starting_cp="CP each player starts with, before the first Command phase (default 0)",
                            mission="The mission (11e: from the catalog; 10e: free text)",
-                           deployment="The deployment map (optional)")
-    @app_commands.autocomplete(mission=mission_ac, deployment=deployment_ac)
+                           deployment="The deployment map (optional)",
+                           battle_size="Incursion, Strike Force or Onslaught: what /army check uses here "
+                                       "(default Strike Force)")
+    @app_commands.autocomplete(mission=mission_ac, deployment=deployment_ac, battle_size=battle_size_ac)
     async def start(self, interaction: discord.Interaction, opponent: discord.User, faction: str,
                     opponent_faction: str, edition: EditionChoice | None = None,
                     starting_cp: app_commands.Range[int, 0, 20] = 0, mission: str | None = None,
-                    deployment: str | None = None) -> None:
+                    deployment: str | None = None, battle_size: str | None = None) -> None:
         if opponent.bot:
             raise UserError("You cannot play against a bot: pick a person.", field="opponent")
         if edition is None:
             edition = self.bot.services.guild_settings.edition(interaction.guild_id)  # type: ignore[attr-defined]
+        if battle_size is not None:
+            from bot.points import sizes
+
+            try:
+                battle_size = sizes.resolve(self.bot.services.settings.data_dir, battle_size)  # type: ignore[attr-defined]
+            except sizes.SizesError as error:
+                raise UserError(f"{error}.", field="battle_size") from None
         store = store_of(interaction)
         record = await call(interaction, missions.mission_record, edition, mission, deployment)
         result = await call(interaction, store.start, channel_of(interaction), interaction.guild_id,
                             user_id=interaction.user.id, user_name=interaction.user.display_name,
                             opponent_id=opponent.id, opponent_name=opponent.display_name, edition=edition,
                             faction=faction, opponent_faction=opponent_faction, starting_cp=starting_cp,
-                            mission=record)
+                            mission=record, battle_size=battle_size)
         note = "The game begins. Who goes first? `/game rolloff`."
         embed = render.board_embed(result.state, result.game_id, note=note, now=store.now())
         await interaction.response.send_message(embed=embed, view=board_view(channel_of(interaction), result.state),

@@ -1,4 +1,5 @@
-"""`python -m bot army parse [FILE|-] [--edition 10e|11e] --json` (contract 6).
+"""`python -m bot army parse [FILE|-] [--edition 10e|11e] --json` (contract 6) and
+`python -m bot army check FILE [--battle-size NAME] [--edition 10e|11e] --json` (contract 6b).
 
 Prints the army as JSON; a list it cannot read at all prints `{"error", "line"}` and exits 2. Reading stops at
 the size limit, so a huge standard input is refused without being held in memory.
@@ -22,6 +23,13 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     parse.add_argument("--edition", choices=("10e", "11e"), default="11e", help="rules edition (default 11e)")
     parse.add_argument("--json", action="store_true", help="print JSON (the only output form)")
     parse.set_defaults(func=cmd_parse)
+    check = sub.add_parser("check", help="cost a list by the MFM in force and check it against a battle size "
+                                         "(contract 6b)")
+    check.add_argument("file", help="the list file, or '-' for standard input")
+    check.add_argument("--battle-size", default=None, help="Incursion, Strike Force (default) or Onslaught")
+    check.add_argument("--edition", choices=("10e", "11e"), default="11e", help="rules edition (default 11e)")
+    check.add_argument("--json", action="store_true", help="print JSON (the only output form)")
+    check.set_defaults(func=cmd_check)
 
 
 def _read(path: str) -> tuple[bytes, str | None]:
@@ -42,7 +50,16 @@ def _read(path: str) -> tuple[bytes, str | None]:
     return data, name
 
 
-def cmd_parse(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_check(args: argparse.Namespace, settings: Settings) -> int:
+    """Contract 6's object plus `check` (contract 6b); exit 0 whatever the verdict, 2 when unreadable."""
+    from bot.armies.check import check_in
+
+    return cmd_parse(args, settings, lambda army: {**army, "check": check_in(army, settings.data_dir,
+                                                                            args.battle_size)})
+
+
+def cmd_parse(args: argparse.Namespace, settings: Settings, extend=None) -> int:  # noqa: ANN001
+
     from bot.armies.decode import ListError
     from bot.armies.parse import parse_list
 
@@ -63,6 +80,7 @@ def cmd_parse(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         if catalog is not None:
             catalog.close()
-    json.dump(army.to_dict(), sys.stdout, ensure_ascii=False)
+    document = army.to_dict()
+    json.dump(extend(document) if extend else document, sys.stdout, ensure_ascii=False)
     sys.stdout.write("\n")
     return 0

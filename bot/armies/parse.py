@@ -274,6 +274,11 @@ def _unit(raw: dict, parsed: dict, faction_id: str, diagnostics: list[Diagnostic
     unit.datasheet_name = hit.name
     unit.character = unit.character or record.get("role") in ("character", "epic-hero")
     unit.wounds = _main_wounds(record, composition)
+    keywords = {str(k).casefold() for k in record.get("keywords") or []}
+    for tag, keyword in (("epic-hero", "epic hero"), ("battleline", "battleline"),
+                         ("dedicated-transport", "dedicated transport")):
+        if record.get("role") == tag or keyword in keywords:
+            unit.tags.append(tag)  # the unit limits of 25.03 (bot/armies/check.py)
     if "Orks" in (record.get("faction_keywords") or []):
         unit.tags.append("waaagh")  # every Orks datasheet carries the Waaagh! army rule (docs/rules-notes.md)
     unit.datasheet_id = make_id("11e", "datasheet", f"wh40kdc.{record.get('faction_id')}", hit.id)

@@ -71,6 +71,19 @@ async def mission_ac(interaction: discord.Interaction, current: str) -> list[app
             for m in found]
 
 
+async def battle_size_ac(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+    """The battle sizes of the Chapter Approved file in force (none before `data update --source gdc`)."""
+    from bot.points import sizes
+
+    try:
+        known = sizes.load(interaction.client.services.settings.data_dir)  # type: ignore[attr-defined]
+    except sizes.SizesError:
+        return []
+    typed = current.casefold()
+    return [app_commands.Choice(name=f"{s.name} · {s.points:,} pts"[:100], value=s.name[:100])
+            for s in known.sizes if typed in s.name.casefold()][:25]
+
+
 async def deployment_ac(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
     edition = edition_for(interaction)
     cat = await asyncio.to_thread(missions.catalog)

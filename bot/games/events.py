@@ -30,7 +30,8 @@ def initial_state(event: Event) -> GameState:
     data = event["data"]
     players = [Player(user_id=p["user_id"], name=p["name"], faction=p["faction"], cp=data["starting_cp"])
                for p in data["players"]]
-    state = GameState(edition=data["edition"], players=players, mission=data.get("mission"))
+    state = GameState(edition=data["edition"], players=players, mission=data.get("mission"),
+                      battle_size=data.get("battle_size"))
     _enter_command_phase(state)
     return state
 

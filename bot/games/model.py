@@ -172,6 +172,9 @@ class GameState:
     # The last roll-off: {"rolls": [[p0, p1], ...], "winner": index, "physical": bool}, or None.
     rolloff: dict[str, Any] | None = None
     clock: Clock | None = None
+    # The battle size named at /game start (Chapter Approved's names); None: the edition's default
+    # (Strike Force in 11e). `/army check` uses it in the game's channel.
+    battle_size: str | None = None
 
     @property
     def turn(self) -> int:

@@ -362,7 +362,7 @@ class GameStore:
 
     def start(self, channel_id: int, guild_id: int | None, *, user_id: int, user_name: str, opponent_id: int,
               opponent_name: str, edition: str, faction: str, opponent_faction: str, starting_cp: int = 0,
-              mission: dict[str, Any] | None = None) -> Result:
+              mission: dict[str, Any] | None = None, battle_size: str | None = None) -> Result:
         """Round 1, the invoker's Command phase; both players have starting_cp and gain the Command-phase CP.
 
         `mission` is a record from `bot.games.missions.mission_record` (or None).
@@ -379,8 +379,11 @@ class GameStore:
                    f"round 1, {names[0]}'s Command phase")
         if mission:
             summary += f"; mission: {mission['name']}"
+        if battle_size:
+            battle_size = rules.clean_name(battle_size, field="battle_size", what="Battle size", limit=40)
+            summary += f"; {battle_size}"
         start = commands.event("start", 0, summary, {
-            "edition": edition, "starting_cp": starting_cp, "mission": mission,
+            "edition": edition, "starting_cp": starting_cp, "mission": mission, "battle_size": battle_size,
             "players": [{"user_id": uid, "name": n, "faction": f}
                         for uid, n, f in zip((user_id, opponent_id), names, factions, strict=True)],
         })

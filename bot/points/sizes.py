@@ -71,6 +71,15 @@ def parse(doc: Any) -> Sizes:
     return Sizes(f"{title[:60]} (game-datacards{', ' + updated if updated else ''})", tuple(sizes))
 
 
+def resolve(data_dir: Path, name: str) -> str:
+    """The Chapter Approved spelling of a battle size a user typed (SizesError listing the known ones)."""
+    known = load(data_dir)
+    size = known.get(name)
+    if size is None:
+        raise SizesError(f"No battle size called {name[:40]!r} in {known.source}: {', '.join(known.names)}")
+    return size.name
+
+
 def load(data_dir: Path) -> Sizes:
     """The battle sizes in force (SizesError naming the command that fetches them)."""
     path = Path(data_dir) / FILE

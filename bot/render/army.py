@@ -81,3 +81,50 @@ def army_embed(state: GameState, index: int, *, note: str | None = None,
 
 def refusal(message: str) -> discord.Embed:
     return discord.Embed(description=escape(message), colour=COLOUR_ERROR)
+
+
+PROBLEMS_SHOWN = 15
+UNITS_SHOWN = 20
+
+
+def _of(value: int | None, limit: int | None) -> str:
+    if value is None:
+        return "?"
+    return f"{value:,}" + (f"/{limit:,}" if limit is not None else "")
+
+
+def check_embed(report: dict[str, Any], army: dict[str, Any]) -> discord.Embed:
+    """`/army check`: the verdict, the totals against the battle size, every problem with its rule (the first
+    PROBLEMS_SHOWN; the CLI's --json lists all), and the units whose MFM cost differs from the list's."""
+    problems = report.get("problems") or []
+    errors = [p for p in problems if p["severity"] == "error"]
+    size = report.get("battle_size") or "no battle size"
+    source = report.get("points_source") or "no MFM imported"
+    title = f"List check — {escape(str(army.get('faction')), limit=40)} · {size} · {source}"
+    points = report.get("points") or {}
+    totals = [f"Points {_of(points.get('total'), points.get('limit'))}"
+              + (f" (the list states {points['stated']:,})" if points.get("stated") is not None else ""),
+              f"DP {_of((report.get('detachment_points') or {}).get('spent'), (report.get('detachment_points') or {}).get('limit'))}",
+              f"Enhancements {_of((report.get('enhancements') or {}).get('count'), (report.get('enhancements') or {}).get('limit'))}"]
+    verdict = (f"❌ {len(errors)} problem{'s' if len(errors) != 1 else ''} make{'s' if len(errors) == 1 else ''} it "
+               f"illegal for {size}." if errors else f"✅ Legal for {size} by these checks.")
+    lines = [verdict, " · ".join(totals), ""]
+    for p in problems[:PROBLEMS_SHOWN]:
+        lines.append(f"{_LEVEL.get(p['severity'], '•')} **{escape(p['rule'], limit=60)}**: {escape(p['message'], limit=300)}")
+    if len(problems) > PROBLEMS_SHOWN:
+        lines.append(f"… and {len(problems) - PROBLEMS_SHOWN} more (`python -m bot army check FILE --json` lists all)")
+    embed = discord.Embed(title=truncate(title, EMBED_TITLE_MAX), description=truncate("\n".join(lines),
+                          EMBED_DESCRIPTION_MAX), colour=COLOUR_ERROR if errors else COLOUR_GAME)
+    units = army.get("units") or []
+    differ = [u for u in report.get("units") or [] if u.get("note")]
+    if differ:
+        text = "\n".join(f"• {escape(str(units[u['index']].get('name')), limit=40)}: "
+                         f"{u['points'] if u['points'] is not None else '?'}"
+                         + (f" (list {u['stated']})" if u.get("stated") is not None else "")
+                         + f" — {escape(u['note'], limit=120)}" for u in differ[:UNITS_SHOWN])
+        if len(differ) > UNITS_SHOWN:
+            text += f"\n… and {len(differ) - UNITS_SHOWN} more"
+        embed.add_field(name="Unit by unit", value=truncate(text, EMBED_FIELD_VALUE_MAX), inline=False)
+    if report.get("sizes_source"):
+        embed.set_footer(text=truncate(f"Limits: {report['sizes_source']} · points: {source}", 2048))
+    return embed
