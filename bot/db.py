@@ -27,6 +27,7 @@ STATE_SCHEMAS = {
     "guild_settings": "bot.guild_settings:_MIGRATIONS",
     "guild_aliases": "bot.catalog.guild_aliases:MIGRATIONS",
     "web": "bot.web.tokens:MIGRATIONS",
+    "leagues": "bot.leagues.schema:MIGRATIONS",
 }
 
 

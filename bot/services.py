@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from bot.catalog.service import Catalog
     from bot.games.store import GameStore
     from bot.guild_settings import GuildSettings
+    from bot.leagues.store import LeagueStore
     from bot.sim.planner import UnitPlanner
     from bot.sim.service import SimulationService
     from bot.storage import Storage
@@ -65,6 +66,12 @@ class Services:
         return GuildAliases(self.storage)
 
     @cached_property
+    def leagues(self) -> LeagueStore:
+        from bot.leagues.store import LeagueStore
+
+        return LeagueStore(self.storage, now=lambda: self.now())
+
+    @cached_property
     def simulation(self) -> SimulationService:
         from bot.sim.service import SimulationService
 
@@ -97,12 +104,13 @@ class Services:
         """Open the state stores now, at start-up, rather than on the first command: their connections (and
         SQLite's -wal and -shm files) then exist before the disk can fill, so reads keep answering on a full
         disk (a first connection there fails: SQLite cannot create its shared-memory file)."""
-        _ = self.games, self.guild_settings, self.guild_aliases, self.overlay_tokens
+        _ = self.games, self.guild_settings, self.guild_aliases, self.overlay_tokens, self.leagues
 
     def close(self) -> None:
         """Close whatever was opened; safe to call twice."""
         self.__dict__.pop("sim_planner", None)
-        for name in ("catalog", "games", "guild_settings", "guild_aliases", "simulation", "army_reader", "overlay_tokens", "storage"):
+        for name in ("catalog", "games", "leagues", "guild_settings", "guild_aliases", "simulation", "army_reader",
+                     "overlay_tokens", "storage"):
             service = self.__dict__.pop(name, None)
             if service is not None and hasattr(service, "close"):
                 with contextlib.suppress(Exception):

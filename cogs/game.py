@@ -21,6 +21,7 @@ from discord.ext import commands
 from bot.background import BACKGROUND_TASK_PREFIX
 from bot.discord_glue.choices import battle_size_ac, deployment_ac, mission_ac
 from bot.discord_glue.games import act, call, channel_of, live_boards, reply, store_of
+from bot.discord_glue.leagues import league_ac, put_forward
 from bot.errors import UserError
 from bot.games import commands as game_commands
 from bot.games import mission_play, missions
@@ -375,8 +376,10 @@ class Game(commands.GroupCog, group_name="game", group_description="Track a batt
         await interaction.response.send_message(embed=embed, ephemeral=True, allowed_mentions=NO_MENTIONS)
 
     @app_commands.command(name="end", description="End the game (players, or members with Manage Channel).")
-    @app_commands.describe(abandon="Reset: record the game as abandoned instead of finished")
-    async def end(self, interaction: discord.Interaction, abandon: bool = False) -> None:
+    @app_commands.describe(abandon="Reset: record the game as abandoned instead of finished",
+                           league="Put the result forward to this league (default: the channel's bound league)")
+    @app_commands.autocomplete(league=league_ac)
+    async def end(self, interaction: discord.Interaction, abandon: bool = False, league: str | None = None) -> None:
         perms = interaction.permissions
         manager = bool(perms and (perms.manage_channels or perms.administrator))
         store = store_of(interaction)
@@ -393,6 +396,9 @@ class Game(commands.GroupCog, group_name="game", group_description="Track a batt
         embed = mission_render.score_embed(state, game_id, summary, headline=render.clock_line(state), final=True)
         await interaction.response.send_message(embed=embed, allowed_mentions=NO_MENTIONS)
         await live_boards(interaction).refresh(channel_of(interaction), result)
+        ended = result.outcome.events[-1]
+        await put_forward(interaction, game_id=game_id, status=ended["data"]["status"], ended_at=ended["ts"],
+                          summary=summary, league=league)
 
     @app_commands.command(name="overlay", description="A read-only live-board link of this game for stream overlays.")
     @app_commands.describe(revoke="Stop every live-board link of this channel's games instead")

@@ -41,9 +41,10 @@ SECTIONS = {
     "cogs.game_resources": "Game tracking",
     "cogs.game_mission": "Game tracking",
     "cogs.army": "Game tracking",
+    "cogs.league": "Leagues",
     "cogs.meta": "About",
 }
-SECTION_ORDER = ("Rules lookups", "Combat simulation", "Game tracking", "About", "Other")
+SECTION_ORDER = ("Rules lookups", "Combat simulation", "Game tracking", "Leagues", "About", "Other")
 
 
 def command_sections(tree: app_commands.CommandTree) -> dict[str, list[str]]:

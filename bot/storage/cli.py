@@ -57,6 +57,7 @@ def cmd_migrate_store(args: argparse.Namespace, settings: Settings) -> int:
     import bot.catalog.guild_aliases
     import bot.games.store
     import bot.guild_settings
+    import bot.leagues.store
     import bot.web.tokens  # noqa: F401 - with the three above: each registers what it stores (bot.storage.registry)
     from bot.storage import is_postgres_url, open_storage
     from bot.storage.move import move, report_json

@@ -1,4 +1,4 @@
-"""`python -m bot migrate-store`: copy every game, setting and overlay link from one backend to another.
+"""`python -m bot migrate-store`: copy every game, setting, overlay link and league from one backend to another.
 
 Games move whole, in batches: a batch's game rows, complete event logs and checkpoints are copied in one
 transaction (COPY on PostgreSQL), so an interrupted move leaves only complete games behind and `--resume`
@@ -13,7 +13,7 @@ Every game is verified, game by game, right after its batch commits:
   export is built from those rows.
 - **the log**: the game's log, re-folded from those rows (proven equal on the target), must equal its
   snapshot.
-Guild settings and overlay links are compared as sets of rows.
+Guild settings, overlay links and leagues (their logs and projections) are compared as sets of rows.
 
 Batches run in `jobs` worker processes (each with its own connections), so reading, hashing and folding
 use every core while the database server stores the rows.
@@ -88,6 +88,11 @@ class MoveReport:
     guild_settings: int = 0
     guild_aliases: int = 0
     overlay_links: int = 0
+    leagues: int = 0
+    league_events: int = 0
+    league_members: int = 0
+    league_channels: int = 0
+    league_results: int = 0
     verified: int = 0
     differences: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -476,7 +481,11 @@ def _copy_simple(source: Storage, target: Storage, small: SmallTable, report: Mo
     if rows:
         with target.transaction() as conn:
             conn.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
-                             f"ON CONFLICT ({columns[0]}) DO NOTHING", sorted(rows, key=repr))
+                             f"ON CONFLICT ({', '.join(small.key or columns[:1])}) DO NOTHING", sorted(rows, key=repr))
+    if small.serial and target.dialect == "postgresql":  # ids were copied as they were: move the sequence past them
+        with target.transaction() as conn:
+            conn.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
+                         f"COALESCE((SELECT MAX(id) FROM {table}), 1))")
     with target.read() as conn:
         missing = len(rows - _rows(conn, table, columns))
     if missing:

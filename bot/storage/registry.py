@@ -18,11 +18,13 @@ from bot.storage.base import Storage
 
 @dataclass(frozen=True)
 class SmallTable:
-    """A table copied whole and compared as a set of rows; its first column is its key."""
+    """A table copied whole and compared as a set of rows; its key is `key`, else its first column."""
 
     name: str
     columns: tuple[str, ...]
     counted_as: str  # the field of the move's report that counts its rows
+    key: tuple[str, ...] = ()  # the columns of its primary key, when not the first column alone
+    serial: bool = False  # its `id` comes from a PostgreSQL sequence, moved past the copied ids
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,10 @@ from bot.games import commands as gc
 from bot.games.schema import MIGRATIONS
 from bot.games.store import GameStore
 from bot.guild_settings import GuildSettings
+from bot.leagues.store import LeagueStore
 from bot.storage.base import StorageUnavailable
 from bot.web.tokens import OverlayTokens
+from tests.leagues.test_rebuild import body as league_body
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,6 +52,14 @@ def seed_sqlite(path: Path, games: int = 12) -> dict[int, dict]:
     GuildAliases(store.storage)  # its table; a row written as /alias add would (the catalog's checks aside)
     with store.storage.transaction() as conn:
         conn.execute("INSERT INTO guild_aliases VALUES ('7:da boss', 7, 'Da Boss', 'Ghazghkull Thraka', 1.0)")
+    leagues = LeagueStore(store.storage)
+    leagues.create(7, 111, "Autumn")
+    for user in (111, 222):
+        leagues.join(7, user, f"p{user}", "Orks", "Autumn", None)
+    leagues.bind(7, 111, 1, "Autumn")
+    leagues.propose(7, 111, "Autumn", league_body(1, 111, 222, 0, 60, 20))
+    leagues.confirm(7, 222, 1)
+    leagues.propose(7, 111, "Autumn", league_body(2, 111, 222, None, 30, 30))
     for channel in range(1, games + 1):
         exports[channel] = store.export(channel)
     store.close()
@@ -66,6 +76,8 @@ def test_move_to_postgres_is_verified_and_idempotent(tmp_path: Path, pg_server) 
     assert (report["games"], report["verified"], report["differences"]) == (12, 12, [])
     assert report["guild_settings"] == 1 and report["overlay_links"] == 1 and report["events"] > 12
     assert report["guild_aliases"] == 1
+    assert (report["leagues"], report["league_members"], report["league_channels"], report["league_results"],
+            report["league_events"]) == (1, 2, 1, 2, 7)
     again = cli("migrate-store", "--from", f"sqlite:{source}", "--to", url)
     assert again.returncode == 2 and "already holds data" in again.stderr and "Traceback" not in again.stderr
     resumed = cli("migrate-store", "--from", f"sqlite:{source}", "--to", url, "--resume")
@@ -79,6 +91,12 @@ def test_move_to_postgres_is_verified_and_idempotent(tmp_path: Path, pg_server) 
         assert target.export(99)["game_id"] == 13
         assert GuildSettings(target.storage).edition(7) == "10e"
         assert GuildAliases(target.storage).find(7, "da boss").target == "Ghazghkull Thraka"
+        leagues = LeagueStore(target.storage)
+        rows = leagues.standing(7, "Autumn", None).rows
+        assert [(line.user_id, line.games, line.wins) for line in rows] == [(111, 1, 1), (222, 1, 0)]
+        assert leagues.bound_league(7, 1) == "Autumn"
+        assert leagues.create(7, 1, "Winter").id == 2  # new ids continue after the copied ones
+        assert leagues.propose(7, 222, "Autumn", league_body(3, 222, 111, 0, 1, 0))[1] == 3
     finally:
         target.close()
 
