@@ -1,0 +1,193 @@
+"""Issue 22, the engine at the limit: prints measured numbers and ratios from one run.
+`.venv/bin/python bench/bench_engine_limit.py [--diviner PATH/TO/W40kDiviner/src] [--repeats N]`
+
+Targets (engines alternating call by call in this one process, CPU time per call):
+- 20 single-profile 11e cases: Cogitator >= 10x faster than W40kDiviner (geometric mean of the per-case
+  ratios of medians) and <= 2x the wh40kdc cruncher's time per case (the cruncher gives means only);
+- a mixed unit with a leader (Captain + 10 Intercessors, 3 weapon groups, <= 60 attack dice): median <= 0.3 ms.
+Cogitator is timed as `engine.simulate(request)` (a request seen before reuses its compiled plan, the
+engine's cache by value) and, for the record, "cold": the plan cache emptied before every call (the
+per-die kernel caches stay, as in a running bot), which is what a never-seen request costs.
+Also printed: the engine part of a 20 x 20 matchup through `engine.evaluate_batch`, cold and warm.
+
+W40kDiviner (GPL) is imported from a separate checkout's `src/` (bench/diviner_runner.py), the cruncher
+from the installed wh40kdc package; none of their code is copied. The host is shared: the load average is
+printed with the numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bench_engine import TYPICAL, T, W, crunch_means, cruncher_input, request  # noqa: E402
+from bench_mixed import CAPTAIN, INTERCESSORS, MIXED_VOLLEY, _diviner_scenario  # noqa: E402
+
+import engine  # noqa: E402
+from engine.plan import CACHE  # noqa: E402
+
+# Nine more single-profile cases next to bench_engine's eleven single-group ones: 20 in all.
+MORE = [
+    ("guardsmen lasguns vs 10 guardsmen", [W("lasgun", 1, 4, 3, 0, 1, ["RAPID FIRE 1"], models=20)], T(10, 3, 5, 1),
+     {"half_range": True}),
+    ("autocannons vs 5 terminators", [W("autocannon", 2, 3, 9, -1, 3, models=3)], T(5, 5, 2, 3, inv=4), {}),
+    ("storm bolters vs 20 boyz", [W("storm bolter", 2, 3, 4, 0, 1, ["RAPID FIRE 2"], models=5)], T(20, 5, 5, 1),
+     {"half_range": True}),
+    ("battle cannon vs 3 bikes", [W("battle cannon", "D6+3", 4, 10, -1, 3, ["BLAST"])], T(3, 6, 3, 4), {}),
+    ("thunder hammers vs dreadnought", [W("thunder hammer", 3, 4, 8, -2, 2, ["DEVASTATING WOUNDS"], rng="melee",
+                                          models=5)], T(1, 10, 2, 12, feel_no_pain=6), {}),
+    ("hellblasters vs 10 MEQ", [W("plasma incinerator", 2, 3, 8, -3, 2, ["RAPID FIRE 1"], models=10)],
+     T(10, 4, 3, 2), {"half_range": True}),
+    ("scatter lasers vs 6 bikes", [W("scatter laser", 6, 3, 5, 0, 1, ["SUSTAINED HITS 1"], models=3)],
+     T(6, 5, 4, 2), {}),
+    ("haywire vs tank", [W("haywire", 2, 3, 4, -1, "D3", ["ANTI-VEHICLE 4+", "DEVASTATING WOUNDS"], models=4)],
+     T(1, 11, 3, 14, keywords=["VEHICLE"]), {}),
+    ("lascannons vs wraithknight", [W("lascannon", 1, 3, 12, -3, "D6+1", models=4)],
+     T(1, 13, 2, 22, inv=5, damage_reduction=1), {}),
+]
+
+
+def cases() -> list[tuple[str, dict]]:
+    out = [(n, request(v, t, c)) for n, v, t, c in TYPICAL if len(v) == 1]
+    out += [(n, request(v, t, c)) for n, v, t, c in MORE]
+    assert len(out) == 20
+    return out
+
+
+def diviner_form(req: dict) -> dict:
+    """The request in W40kDiviner's scenario form (bench_mixed's mapping, the target as one group)."""
+    t = req["target"]
+    group = {"name": "t", "models": t["models"], "toughness": t["toughness"], "save": t["save"],
+             "wounds": t["wounds"], "character": False, "invulnerable": t.get("invulnerable"),
+             "feel_no_pain": t.get("feel_no_pain"), "damage_reduction": t.get("damage_reduction", 0)}
+    sc = _diviner_scenario(req["volley"], [group], req.get("context", {}))
+    sc["ref"]["keywords"] = list(t.get("keywords", [])) or ["INFANTRY"]
+    return sc
+
+
+def cpu(fn) -> float:
+    t = time.process_time()
+    fn()
+    return time.process_time() - t
+
+
+def cold(req: dict):
+    def run() -> None:
+        CACHE.clear()
+        engine.simulate(req)
+    return run
+
+
+def bench_single(diviner: str | None, repeats: int) -> None:
+    print(f"== 20 single-profile 11e cases: CPU time per call, medians of {repeats} calls, engines alternating ==")
+    from wh40kdc.cruncher import crunch
+    from wh40kdc.data.dataset import Dataset
+
+    ds = Dataset.embedded()
+    prepare = None
+    if diviner and (Path(diviner) / "attack_math.py").exists():
+        from diviner_runner import runner
+
+        prepare = runner(diviner)
+    else:
+        print("  W40kDiviner not run: pass --diviner PATH (a checkout's src/ folder; GPL, never vendored here)")
+    rows = []
+    print(f"  {'case':36s} {'Cogitator':>10s} {'cold':>8s} {'Diviner':>9s} {'cruncher':>9s} {'Div/Cog':>8s} "
+          f"{'Cog/crunch':>10s} {'E[killed] Cog / Div':>20s}")
+    for name, req in cases():
+        cin = cruncher_input(req)
+        fns = {"cog": lambda q=req: engine.simulate(q), "cold": cold(req), "crunch": lambda c=cin: crunch(c, ds)}
+        if prepare is not None:
+            fns["div"] = prepare(diviner_form(req))
+        for fn in fns.values():  # warm-up (and the first compile)
+            fn()
+        times: dict[str, list[float]] = {k: [] for k in fns}
+        for _ in range(repeats):
+            for key, fn in fns.items():
+                times[key].append(cpu(fn))
+        med = {k: statistics.median(v) for k, v in times.items()}
+        ours = engine.simulate(req)["models_killed"]["mean"]
+        div_mean = ""
+        if prepare is not None:
+            res = fns["div"]()
+            div_mean = f"{sum(i * p for i, p in enumerate(res['kills'])):.3f}"
+        crunch_mean = float(crunch_means(crunch(cin, ds))["models_killed"])
+        rows.append(med)
+        div = f"{med['div'] * 1e6:7.0f}us" if "div" in med else "       -"
+        ratio = f"{med['div'] / med['cog']:7.1f}x" if "div" in med else "       -"
+        print(f"  {name:36s} {med['cog'] * 1e6:8.1f}us {med['cold'] * 1e6:6.0f}us {div:>9s} "
+              f"{med['crunch'] * 1e6:7.1f}us {ratio:>8s} {med['cog'] / med['crunch']:9.2f}x "
+              f"{ours:9.3f} / {div_mean or '-':>6s}  (cruncher {crunch_mean:.3f})")
+    crunch_ratios = [m["cog"] / m["crunch"] for m in rows]
+    cold_crunch = [m["cold"] / m["crunch"] for m in rows]
+    print(f"  Cogitator / cruncher per case: median {statistics.median(crunch_ratios):.2f}x, worst "
+          f"{max(crunch_ratios):.2f}x (target <= 2x); cold plans: median {statistics.median(cold_crunch):.1f}x, "
+          f"worst {max(cold_crunch):.1f}x")
+    verdict("<= 2x the cruncher's time, every case", max(crunch_ratios) <= 2.0, f"worst {max(crunch_ratios):.2f}x")
+    if prepare is not None:
+        geo = statistics.geometric_mean([m["div"] / m["cog"] for m in rows])
+        geo_cold = statistics.geometric_mean([m["div"] / m["cold"] for m in rows])
+        print(f"  W40kDiviner / Cogitator: geometric mean {geo:.1f}x (target >= 10x); cold plans {geo_cold:.1f}x")
+        verdict(">= 10x faster than W40kDiviner (geometric mean)", geo >= 10, f"{geo:.1f}x")
+
+
+def bench_mixed_unit(repeats: int) -> None:
+    print("\n== Mixed unit with a leader: Captain + 10 Intercessors, 3 weapon groups, <= 60 attack dice ==")
+    for ed in ("11e", "10e"):
+        req = {"edition": ed, "volley": MIXED_VOLLEY, "target": {"groups": [INTERCESSORS, CAPTAIN]}}
+        engine.simulate(req)
+        warm = [cpu(lambda q=req: engine.simulate(q)) for _ in range(repeats)]
+        fresh = [cpu(cold(req)) for _ in range(max(20, repeats // 5))]
+        med = statistics.median(warm)
+        print(f"  {ed}: median {med * 1e3:.3f} ms, p99 {sorted(warm)[int(0.99 * (len(warm) - 1))] * 1e3:.3f} ms; "
+              f"cold plan median {statistics.median(fresh) * 1e3:.3f} ms")
+        verdict(f"{ed} mixed unit median <= 0.3 ms", med <= 0.3e-3, f"{med * 1e3:.3f} ms")
+
+
+def bench_matrix() -> None:
+    print("\n== Engine part of a 20 x 20 matchup (engine.evaluate_batch, 400 requests) ==")
+    reqs = []
+    for _i, (_, a) in enumerate(cases()):
+        for _j, (_, b) in enumerate(cases()):
+            reqs.append({"edition": "11e", "volley": a["volley"], "target": b["target"], "context": {}})
+    est = engine.estimate_batch(reqs, max_seconds=1e9)
+    CACHE.clear()
+    t0 = time.perf_counter()
+    engine.evaluate_batch(reqs, max_seconds=1e9)
+    t_cold = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    out = engine.evaluate_batch(reqs, max_seconds=1e9)
+    t_warm = time.perf_counter() - t0
+    print(f"  estimate {est['seconds']:.2f} s; cold {t_cold * 1e3:.0f} ms, warm {t_warm * 1e3:.0f} ms "
+          f"(wall time); mean share destroyed {float((out.killed_mean / out.models).mean()):.3f}")
+
+
+def verdict(name: str, ok: bool, detail: str) -> None:
+    print(f"  [{'PASS' if ok else 'MISS'}] {name}: {detail}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--diviner", default=os.environ.get("W40KDIVINER_SRC"),
+                    help="path to W40kDiviner's src/ folder (a separate checkout)")
+    ap.add_argument("--repeats", type=int, default=200)
+    args = ap.parse_args()
+    load = os.getloadavg()
+    print(f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} on {os.cpu_count()} cores; "
+          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}")
+    bench_single(args.diviner, args.repeats)
+    bench_mixed_unit(args.repeats)
+    bench_matrix()
+    print(f"load average at the end {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
