@@ -176,6 +176,10 @@ async def _run_bot(settings: Settings, shard_ids: list[int] | None, shard_count:
     from bot.ops.sdnotify import Notifier
 
     notifier = Notifier.from_environment(os.environ)  # before any worker process starts: they must not inherit it
+    if notifier.watchdog_s:
+        import faulthandler
+
+        faulthandler.enable()  # the watchdog's SIGABRT prints every thread's stack: what hung the loop
     bot = CogitatorBot(settings, sync_on_start=settings.sync_commands, shard_ids=shard_ids, shard_count=shard_count)
     bot.notifier = notifier
     # Named as a background task: the bot's close() cancels it with the others.

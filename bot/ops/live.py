@@ -248,11 +248,10 @@ class _Live(Collector):
         yield from self._gateway(sources)
         yield from self._pools(ops, sources)
         yield from self._catalog(ops)
-        pages = sources.open_pages()
-        if pages is not None:
-            open_pages = GaugeMetricFamily("cogitator_web_open_pages", "Live-board pages with an open event stream")
-            open_pages.add_metric([], pages)
-            yield open_pages
+        open_pages = GaugeMetricFamily("cogitator_web_open_pages", "Live-board pages with an open event stream "
+                                       "(0 when the board is off)")
+        open_pages.add_metric([], sources.open_pages() or 0)
+        yield open_pages
 
     @staticmethod
     def _gateway(sources: Sources) -> Iterator[Metric]:

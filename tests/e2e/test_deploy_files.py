@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -75,3 +78,31 @@ def test_units_let_simulation_workers_cap_their_address_space() -> None:
         allowed_after = {call for f in filters[denied_at + 1:] if not f[0].startswith("~") for call in f}
         assert {"setrlimit", "prlimit64"} <= allowed_after, (name, filters)
         assert "MemoryMax=768M" in (DEPLOY / name).read_text()
+
+
+def test_units_are_watched_by_systemd() -> None:
+    """Type=notify with a watchdog (bot/ops/sdnotify.py sends READY=1 and WATCHDOG=1 from the event loop)."""
+    for name in ("cogitator.service", "cogitator@.service"):
+        unit = (DEPLOY / name).read_text()
+        for setting in ("Type=notify", "NotifyAccess=main", "WatchdogSec=30s"):
+            assert f"\n{setting}\n" in unit, (name, setting)
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")
+def test_systemd_accepts_the_units(tmp_path: Path) -> None:
+    """`systemd-analyze verify` on copies whose interpreter path exists here: no unknown key or bad value."""
+    for name in ("cogitator.service", "cogitator@.service", "cogitator-backup.service", "cogitator-backup.timer"):
+        text = (DEPLOY / name).read_text().replace("/opt/cogitator/app/.venv/bin/python", sys.executable)
+        (tmp_path / name).write_text(text)
+    units = [str(tmp_path / n) for n in ("cogitator.service", "cogitator@0.service", "cogitator-backup.timer",
+                                         "cogitator-backup.service")]
+    done = subprocess.run(["systemd-analyze", "verify", "--man=no", *units], capture_output=True, text=True,
+                          timeout=120)
+    assert done.stdout + done.stderr == "", done.stdout + done.stderr
+
+
+def test_container_health_check_asks_the_ops_port() -> None:
+    containerfile = (DEPLOY / "Containerfile").read_text()
+    assert "ENV" in containerfile and "COGITATOR_OPS_PORT=9464" in containerfile
+    health = next(line for line in containerfile.splitlines() if line.startswith("HEALTHCHECK"))
+    assert "/healthz" in containerfile.split(health, 1)[1].split("\n\n", 1)[0] or "/healthz" in health
