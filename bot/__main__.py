@@ -27,7 +27,8 @@ log = logging.getLogger("cogitator")
 OFFLINE_BANNER = "Cogitator offline console (no DISCORD_TOKEN set) on the embedded data — type /help, Ctrl-D to quit."
 
 # Feature packages that contribute subcommands: each module exposes add_subcommands(subparsers).
-_CLI_MODULES = ("bot.catalog.cli", "bot.games.cli", "bot.leagues.cli", "bot.armies.cli", "bot.sim.cli", "bot.ops_cli", "bot.storage.cli")
+_CLI_MODULES = ("bot.catalog.cli", "bot.games.cli", "bot.leagues.cli", "bot.armies.cli", "bot.points.cli", "bot.sim.cli",
+                "bot.ops_cli", "bot.storage.cli")
 
 
 def _ids(text: str) -> list[int]:

@@ -192,6 +192,11 @@ class CogitatorBot(commands.AutoShardedBot):
         await self.start_ops()
         if self.sync_on_start:
             await self.sync_commands()
+        if not self.console:
+            from bot.discord_glue.points_news import announce_forever
+
+            self.points_news_task = asyncio.create_task(announce_forever(self),
+                                                        name=f"{BACKGROUND_TASK_PREFIX}points-news")
         if self.settings.data_refresh:
             from bot.catalog import update
 

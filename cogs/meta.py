@@ -42,6 +42,7 @@ SECTIONS = {
     "cogs.game_mission": "Game tracking",
     "cogs.army": "Game tracking",
     "cogs.league": "Leagues",
+    "cogs.points": "Game tracking",
     "cogs.meta": "About",
 }
 SECTION_ORDER = ("Rules lookups", "Combat simulation", "Game tracking", "Leagues", "About", "Other")

@@ -1,4 +1,5 @@
-"""/settings edition: the server's default rules edition (needs the Manage Server permission)."""
+"""/settings edition (the server's default rules edition) and /settings points_channel (where points news is
+posted); both need the Manage Server permission."""
 
 from __future__ import annotations
 
@@ -27,6 +28,34 @@ class Settings(commands.GroupCog, group_name="settings", group_description="Serv
         embed = discord.Embed(title="Default edition updated", colour=COLOUR_META,
                               description=f"This server now uses the **{edition_label(edition)}** by default. "
                                           "Commands with an `edition` option can still ask for the other one.")
+        await interaction.response.send_message(embed=embed, allowed_mentions=NO_MENTIONS)
+
+
+    @app_commands.command(name="points_channel", description="Where the bot posts what changed after a points "
+                                                             "(MFM) update; leave empty to stop.")
+    @app_commands.describe(channel="The channel for points news (empty: none)")
+    @app_commands.checks.has_permissions(manage_guild=True)
+    async def points_channel(self, interaction: discord.Interaction,
+                             channel: app_commands.AppCommandChannel | None = None) -> None:
+        from bot.discord_glue.points_news import current_key
+        from bot.errors import UserError
+
+        if channel is not None and channel.type not in (discord.ChannelType.text, discord.ChannelType.news):
+            raise UserError("Pick a text channel for points news.", field="channel")
+
+        settings = self.bot.services.guild_settings  # type: ignore[attr-defined]
+        guild_id = interaction.guild_id
+        assert guild_id is not None  # guild_only
+        settings.set_points_channel(guild_id, channel.id if channel else None)
+        if channel is None:
+            text = "Points news is no longer posted in this server."
+        else:
+            key = current_key(self.bot.services.settings.data_dir)  # type: ignore[attr-defined]
+            if key is not None:  # news of the version already in force is not posted late
+                settings.claim_points_post(guild_id, key)
+            text = (f"After each points update that changes points, a summary is posted once in {channel.mention}. "
+                    "`/points changes` shows the last one now.")
+        embed = discord.Embed(title="Points news", description=text, colour=COLOUR_META)
         await interaction.response.send_message(embed=embed, allowed_mentions=NO_MENTIONS)
 
 

@@ -227,6 +227,11 @@ class FakeDiscord:
                 resolved.setdefault("users", {})[str(uid)] = self.user_payload(uid, who.names)
                 if who.guild_id:
                     resolved.setdefault("members", {})[str(uid)] = self.member_payload(uid, who, with_user=False)
+            if spec["type"] == discord.AppCommandOptionType.channel.value and not spec.get("focused"):
+                cid = str(spec["value"])  # a text channel of the console's guild, as Discord resolves it
+                resolved.setdefault("channels", {})[cid] = {"id": cid, "type": 0, "name": f"channel-{cid}",
+                                                            "permissions": str(discord.Permissions.all().value),
+                                                            "guild_id": str(who.guild_id or 0)}
         node: Any = command
         data_opts = opts
         while node.parent is not None:

@@ -180,3 +180,19 @@ def current(data_dir: Path) -> Book | None:
 def _current(data_dir: str, stamp: int) -> Book | None:
     known = versions(Path(data_dir))
     return load_version(Path(data_dir), known[-1]) if known else None
+
+
+def steps(data_dir: Path, since: str | None = None) -> list[tuple[Book, Book]]:
+    """Consecutive pairs of kept versions, from `since` (a version like "1.0" or a date) to the one in force;
+    without `since`, the last step only. PointsDataError names an unknown `since`."""
+    known = versions(data_dir)
+    if since is None:
+        start = max(len(known) - 2, 0)
+    else:
+        matches = [i for i, v in enumerate(known) if since.lstrip("v") in (v.get("version"), v.get("date"))]
+        if not matches:
+            listed = ", ".join(f"v{v.get('version')} ({v.get('date')})" for v in known) or "none"
+            raise PointsDataError("versions.json", "", f"no imported version {since[:20]!r}; imported: {listed}")
+        start = matches[0]
+    books = [load_version(data_dir, v) for v in known[start:]]
+    return list(zip(books, books[1:], strict=False))

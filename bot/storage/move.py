@@ -86,6 +86,8 @@ class MoveReport:
     events: int = 0
     checkpoints: int = 0
     guild_settings: int = 0
+    points_channels: int = 0
+    points_posts: int = 0
     guild_aliases: int = 0
     overlay_links: int = 0
     leagues: int = 0
