@@ -311,7 +311,7 @@ class CogitatorBot(commands.AutoShardedBot):
         web = WebServer(WebSettings(port=self.settings.web_port, bind=self.settings.web_bind,
                                     public_url=self.settings.web_public_url),
                         tokens_of=lambda: self.services.overlay_tokens, store_of=lambda: self.services.games,
-                        add_routes=add_routes)
+                        add_routes=add_routes, leagues_of=lambda: self.services.leagues)
         try:
             await web.start()
         except OSError as error:

@@ -113,6 +113,23 @@ class League(commands.GroupCog, group_name="league", group_description="Server l
         await _say(interaction, f"Result #{result} of **{escape(found.name)}** is void: it no longer counts. "
                                 f"Reason (logged): {escape(reason[:200])}")
 
+    @app_commands.command(name="overlay", description="A read-only live link of a league's table for streams (Manage Server).")
+    @app_commands.autocomplete(league=league_ac)
+    @app_commands.describe(league=LEAGUE, revoke="Stop every live link of this league's table instead")
+    async def overlay(self, interaction: discord.Interaction, league: str | None = None, revoke: bool = False) -> None:
+        from bot.web import links
+
+        _require_manager(interaction, "make or revoke a league's live table link")
+        web = getattr(self.bot, "web", None)
+        if web is None:
+            raise UserError(links.WEB_OFF)
+        services = self.bot.services  # type: ignore[attr-defined]
+        text = await call(interaction, links.league_link, services.leagues, services.overlay_tokens, web.link,
+                          guild_id=_guild(interaction), channel_id=interaction.channel_id, user_id=interaction.user.id,
+                          name=league, revoke=revoke)
+        await interaction.response.send_message(text, ephemeral=True, allowed_mentions=NO_MENTIONS,
+                                                suppress_embeds=True)
+
     # ---- players ---------------------------------------------------------------------------------
 
     @app_commands.command(name="join", description="Join a league of this server.")

@@ -277,9 +277,18 @@ class LeagueStore:
 
     # ---- reading ---------------------------------------------------------------------------------
 
-    def standing(self, guild_id: int, name: str | None, channel_id: int | None) -> Standing:
+    def standing(self, guild_id: int, name: str | None, channel_id: int | None, *,
+                 league_id: int | None = None) -> Standing:
+        """The table of the league named (or found as `_resolve` does), or of `league_id` (a live-board link)."""
         with self.storage.read() as conn:
-            league = _resolve(conn, guild_id, name, channel_id)
+            if league_id is not None:
+                row = conn.execute(f"SELECT {_LEAGUE_COLUMNS} FROM leagues WHERE id = ? AND guild_id = ?",
+                                   (league_id, guild_id)).fetchone()
+                if row is None:
+                    raise UserError("That league no longer exists.")
+                league = _league(row)
+            else:
+                league = _resolve(conn, guild_id, name, channel_id)
             table = standings.load(json.loads(_standings_text(conn, league.id)))
             members = self._members(conn, league.id)
         return Standing(league, standings.ranked(table, members), members)

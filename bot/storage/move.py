@@ -95,6 +95,7 @@ class MoveReport:
     league_members: int = 0
     league_channels: int = 0
     league_results: int = 0
+    league_links: int = 0
     verified: int = 0
     differences: list[str] = field(default_factory=list)
     seconds: float = 0.0

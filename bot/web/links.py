@@ -1,4 +1,4 @@
-"""`/game overlay`: who may make or revoke a channel game's live-board link, and the words of the answer."""
+"""`/game overlay` and `/league overlay`: who may make or revoke a live-board link, and the words of the answer."""
 
 from __future__ import annotations
 
@@ -44,3 +44,20 @@ def revoke_links(store: Any, tokens: OverlayTokens, *, channel_id: int, user_id:
         return "This channel's games have no live-board link to revoke."
     return (f"Revoked {count} live-board link{'s' if count != 1 else ''} of this channel's games: open pages "
             f"go blank within a second and the links show nothing.")
+
+
+def league_link(leagues: Any, tokens: OverlayTokens, link_for: Any, *, guild_id: int, channel_id: int | None,
+                user_id: int, name: str | None, revoke: bool) -> str:
+    """`/league overlay`: a new unguessable link to a league's table, or revoke all of them."""
+    league = leagues.find(guild_id, name, channel_id)
+    if revoke:
+        count = tokens.revoke_league(league.id, guild_id)
+        if not count:
+            return f"{league.name} has no live table link to revoke."
+        return (f"Revoked {count} live table link{'s' if count != 1 else ''} of {league.name}: open pages go blank "
+                "within a few seconds and the links show nothing.")
+    url = link_for(tokens.issue_league(league.id, guild_id, user_id), "l")
+    return (f"Live table of {league.name} (read-only, the top 25, updates within a few seconds of a change):\n{url}\n\n"
+            "Add it to OBS as a browser source sized 1920×1080; the background is transparent. Anyone with the link "
+            f"can watch, so share it only with your stream. `/league overlay revoke:true` stops every link of this "
+            f"league (its newest {LINKS_PER_GAME_MAX} links work at once).")

@@ -5,7 +5,9 @@ Routes (GET/HEAD only):
   /o/<token>/state    the current page model as JSON
   /o/<token>/events   server-sent events: one `state` message per committed change, a comment every 15 s,
                       and a last `revoked` message when the link is revoked or the game is gone
-  /static/<file>      the page's script and style sheet (served from memory, never from a path)
+  /l/<token>/         a league's table (`/league overlay`), and /l/<token>/state its model as JSON (the page
+                      polls it every 3 s; a revoked link's page clears itself)
+  /static/<file>      the pages' scripts and style sheets (served from memory, never from a path)
 Anything else, a malformed, unknown or revoked token alike: 404 with the same small body.
 
 Every response carries a strict CSP (scripts only from this origin, no inline script or style
@@ -33,8 +35,10 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.errors import UserError
 from bot.web import guard
 from bot.web.feed import GameFeed
+from bot.web.league_view import league_model
 from bot.web.tokens import OverlayTokens
 
 log = logging.getLogger("cogitator.web")
@@ -61,7 +65,8 @@ SECURITY_HEADERS = {
     "Cross-Origin-Resource-Policy": "same-origin",
     "X-Frame-Options": "DENY",
 }
-STATIC_TYPES = {"overlay.js": "text/javascript", "overlay.css": "text/css", "favicon.svg": "image/svg+xml"}
+STATIC_TYPES = {"overlay.js": "text/javascript", "overlay.css": "text/css", "favicon.svg": "image/svg+xml",
+                "league.js": "text/javascript", "league.css": "text/css"}
 NOT_FOUND = "Not found\n"
 
 
@@ -89,7 +94,7 @@ class WebSettings:
 
 def _static_files() -> dict[str, bytes]:
     folder = resources.files("bot.web") / "static"
-    return {name: (folder / name).read_bytes() for name in (*STATIC_TYPES, "page.html")}
+    return {name: (folder / name).read_bytes() for name in (*STATIC_TYPES, "page.html", "league.html")}
 
 
 @web.middleware
@@ -112,10 +117,12 @@ class WebServer:
     """The aiohttp application and its site, started and stopped with the bot."""
 
     def __init__(self, settings: WebSettings, *, tokens_of: Callable[[], OverlayTokens],
-                 store_of: Callable[[], Any], add_routes: Callable[[web.Application], None] | None = None) -> None:
+                 store_of: Callable[[], Any], add_routes: Callable[[web.Application], None] | None = None,
+                 leagues_of: Callable[[], Any] | None = None) -> None:
         self.settings = settings
         self._add_routes = add_routes  # more routes on this server (the ops endpoints sharing its port)
         self._tokens_of = tokens_of
+        self._leagues_of = leagues_of
         self._files = _static_files()
         self._in_flight = guard.AddressCounts()
         self.open_streams = 0
@@ -141,6 +148,8 @@ class WebServer:
         app.router.add_get("/o/{token}/events", self._events)
         app.router.add_get("/o/{token}/{view}", self._page)
         app.router.add_get("/o/{token}/", self._page)
+        app.router.add_get("/l/{token}/state", self._league_state)
+        app.router.add_get("/l/{token}/", self._league_page)
         if self._add_routes is not None:
             self._add_routes(app)
         return app
@@ -165,11 +174,12 @@ class WebServer:
             self._runner = None
         self._executor.shutdown(wait=False, cancel_futures=True)
 
-    def link(self, token: str) -> str:
+    def link(self, token: str, kind: str = "o") -> str:
+        """The page of a token: a game's live board (`o`) or a league's table (`l`)."""
         base = self.settings.base_url
         if not self.settings.public_url and self.port:
             base = base.rsplit(":", 1)[0] + f":{self.port}"
-        return f"{base}/o/{token}/"
+        return f"{base}/{kind}/{token}/"
 
     # ------------------------------------------------------------------ handlers
     @web.middleware
@@ -206,6 +216,35 @@ class WebServer:
             return _not_found()
         html = self._files["page.html"].replace(b"{{view}}", view.encode())
         return web.Response(body=html, content_type="text/html", charset="utf-8")
+
+    async def _league_model(self, request: web.Request) -> dict[str, Any] | None:
+        """The league table a /l/ link shows, or None (unknown, revoked, malformed, or the league gone)."""
+        if self._leagues_of is None:
+            return None
+        token = request.match_info["token"]
+
+        def read() -> dict[str, Any] | None:
+            found = self._tokens_of().resolve_league(token)
+            if found is None:
+                return None
+            try:
+                return league_model(self._leagues_of().standing(found[1], None, None, league_id=found[0]))
+            except UserError:
+                return None
+        return await asyncio.get_running_loop().run_in_executor(self._executor, read)
+
+    async def _league_page(self, request: web.Request) -> web.Response:
+        token = request.match_info["token"]
+        found = await asyncio.get_running_loop().run_in_executor(self._executor, self._tokens_of().resolve_league, token)
+        if found is None or self._leagues_of is None:
+            return _not_found()
+        return web.Response(body=self._files["league.html"], content_type="text/html", charset="utf-8")
+
+    async def _league_state(self, request: web.Request) -> web.Response:
+        model = await self._league_model(request)
+        if model is None:
+            return _not_found()
+        return web.Response(body=json.dumps(model, ensure_ascii=False).encode(), content_type="application/json")
 
     async def _state(self, request: web.Request) -> web.Response:
         link = await self._resolve(request)

@@ -28,6 +28,27 @@ LINKS_PER_GAME_MAX = 10
 # started, `/game overlay` no longer names them).
 CHANNEL_INDEX = "CREATE INDEX overlay_tokens_by_channel ON overlay_tokens (channel_id)"
 
+# League table links (`/league overlay`): the same tokens, bound to a league instead of a game.
+LEAGUE_LINKS = {"sqlite": """
+    CREATE TABLE league_links (
+        token_hash TEXT PRIMARY KEY,
+        league_id INTEGER NOT NULL,
+        guild_id INTEGER NOT NULL,
+        created_by INTEGER NOT NULL,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX league_links_by_league ON league_links (league_id, created_at)
+    """, "postgresql": """
+    CREATE TABLE league_links (
+        token_hash TEXT PRIMARY KEY,
+        league_id BIGINT NOT NULL,
+        guild_id BIGINT NOT NULL,
+        created_by BIGINT NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX league_links_by_league ON league_links (league_id, created_at)
+    """}
+
 MIGRATIONS = {
     "sqlite": ["""
     CREATE TABLE overlay_tokens (
@@ -38,7 +59,7 @@ MIGRATIONS = {
         created_at REAL NOT NULL
     );
     CREATE INDEX overlay_tokens_by_game ON overlay_tokens (game_id, created_at)
-    """, CHANNEL_INDEX],
+    """, CHANNEL_INDEX, LEAGUE_LINKS["sqlite"]],
     "postgresql": ["""
     CREATE TABLE overlay_tokens (
         token_hash TEXT PRIMARY KEY,
@@ -48,7 +69,7 @@ MIGRATIONS = {
         created_at DOUBLE PRECISION NOT NULL
     );
     CREATE INDEX overlay_tokens_by_game ON overlay_tokens (game_id, created_at)
-    """, CHANNEL_INDEX],
+    """, CHANNEL_INDEX, LEAGUE_LINKS["postgresql"]],
 }
 
 
@@ -111,10 +132,40 @@ class OverlayTokens:
                                 tuple(game_ids)).fetchall()
         return {r["token_hash"] for r in rows}
 
+    # ---- league table links (`/league overlay`) ----------------------------------------------------
+
+    def issue_league(self, league_id: int, guild_id: int, user_id: int) -> str:
+        """A new link to a league's table; the league's oldest links beyond LINKS_PER_GAME_MAX stop working."""
+        token = secrets.token_urlsafe(TOKEN_BYTES)
+        with self._storage.transaction(guild_id) as conn:
+            conn.execute("INSERT INTO league_links (token_hash, league_id, guild_id, created_by, created_at)"
+                         " VALUES (?, ?, ?, ?, ?)", (token_hash(token), league_id, guild_id, user_id, time.time()))
+            conn.execute(
+                "DELETE FROM league_links WHERE league_id = ? AND token_hash NOT IN ("
+                " SELECT token_hash FROM league_links WHERE league_id = ?"
+                " ORDER BY created_at DESC LIMIT ?)", (league_id, league_id, LINKS_PER_GAME_MAX))
+        return token
+
+    def revoke_league(self, league_id: int, guild_id: int) -> int:
+        """Stop every link of a league's table; how many there were."""
+        with self._storage.transaction(guild_id) as conn:
+            return len(conn.execute("DELETE FROM league_links WHERE league_id = ? RETURNING token_hash",
+                                    (league_id,)).fetchall())
+
+    def resolve_league(self, token: str) -> tuple[int, int] | None:
+        """(league id, guild id) a token opens, or None (malformed, unknown and revoked alike)."""
+        if not TOKEN_PATTERN.fullmatch(token):
+            return None
+        with self._storage.read() as conn:
+            row = conn.execute("SELECT league_id, guild_id FROM league_links WHERE token_hash = ?",
+                               (token_hash(token),)).fetchone()
+        return (int(row[0]), int(row[1])) if row else None
+
     def close(self) -> None:
         if self._owned:
             self._storage.close()
 
 
 register(StoredFeature(__name__, order=2, open=OverlayTokens, small_tables=(
-    SmallTable("overlay_tokens", ("token_hash", "game_id", "channel_id", "created_by", "created_at"), "overlay_links"),)))
+    SmallTable("overlay_tokens", ("token_hash", "game_id", "channel_id", "created_by", "created_at"), "overlay_links"),
+    SmallTable("league_links", ("token_hash", "league_id", "guild_id", "created_by", "created_at"), "league_links"))))
