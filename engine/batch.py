@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from engine import limits
+from engine import limits, plan
 from engine.errors import RequestError
-from engine.plan import Plan, compile
+from engine.plan import Checked, Plan
 
 
 @dataclass(frozen=True)
@@ -29,32 +29,43 @@ class BatchResult:
     results: list[dict[str, Any]]
 
 
-def compile_batch(requests: list[Any], max_seconds: float | None = None) -> list[Plan]:
-    """Compile every request and check the summed cost estimate; RequestError (field "[i]" or
-    "[i].<field>") before anything is evaluated."""
+def check_batch(requests: list[Any], max_seconds: float | None = None) -> list[tuple[bytes | None, Plan | Checked]]:
+    """Check every request and the summed cost estimate (validation, keywords, size limits: no
+    distribution or operator is built); RequestError (field "[i]" or "[i].<field>")."""
     if not isinstance(requests, list) or not requests:
         raise RequestError("expected at least one request in the list", "")
+    if len(requests) > limits.MAX_BATCH_REQUESTS:
+        raise RequestError(f"{len(requests):,} requests is more than the limit of {limits.MAX_BATCH_REQUESTS:,} "
+                           "in one batch", "")
     budget = limits.MAX_BATCH_ESTIMATED_SECONDS if max_seconds is None else max_seconds
-    plans, total = [], 0.0
+    checked: list[tuple[bytes | None, Plan | Checked]] = []
+    total = 0.0
     for i, item in enumerate(requests):
+        key, done = plan.cached(item)
         try:
-            plan = compile(item)
+            entry = done if done is not None else plan.check(item)
         except RequestError as exc:
             raise RequestError(exc.message, f"[{i}]" + (f".{exc.field}" if exc.field else "")) from None
-        total += plan.cost["seconds"]
+        total += entry.cost["seconds"]
         if total > budget:
             raise RequestError(
                 f"the first {i + 1} requests are estimated at {total:.1f} s together, more than the batch "
                 f"limit of {budget:g} s; send fewer or smaller requests", f"[{i}]")
-        plans.append(plan)
-    return plans
+        checked.append((key, entry))
+    return checked
+
+
+def compile_batch(requests: list[Any], max_seconds: float | None = None) -> list[Plan]:
+    """The plans of a batch, compiled only once the whole batch has passed `check_batch`."""
+    return [entry if isinstance(entry, Plan) else plan.compile_checked(key, entry)
+            for key, entry in check_batch(requests, max_seconds)]
 
 
 def estimate_batch(requests: list[Any], max_seconds: float | None = None) -> dict[str, float]:
     """The summed cost estimate of a batch ({"seconds", "bytes": the largest single request}), or the
     RequestError the batch would be refused with."""
-    plans = compile_batch(requests, max_seconds)
-    return {"seconds": sum(p.cost["seconds"] for p in plans), "bytes": max(p.cost["bytes"] for p in plans)}
+    costs = [entry.cost for _, entry in check_batch(requests, max_seconds)]
+    return {"seconds": sum(c["seconds"] for c in costs), "bytes": max(c["bytes"] for c in costs)}
 
 
 def evaluate_batch(requests: list[Any], max_seconds: float | None = None) -> BatchResult:

@@ -56,6 +56,7 @@ MAX_MONTECARLO_WORK = 100_000_000  # trials x max rolled hits: ~5 s of numpy at 
 # Command line / batch.
 MAX_BATCH = 100  # requests in one JSON list
 MAX_BATCH_ESTIMATED_SECONDS = 5.0  # the whole list, estimated (engine.cost): a batch stays under 10 s
+MAX_BATCH_REQUESTS = 2_500  # engine.evaluate_batch: checked one by one before any runs (a 30 x 30 matchup is 900)
 MAX_INPUT_BYTES = 1_000_000
 MAX_JSON_INT_DIGITS = 20  # longer integer literals are refused unconverted (a seed needs 19)
 

@@ -279,10 +279,26 @@ def _collect(groups: list[ResolvedGroup]) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(x) for x in out)
 
 
-def build(req: Request) -> Plan:
-    """Compile a validated request (size limits checked here, before any heavy work)."""
-    groups = [resolve(g, req.target, req.context, req.attacker, req.edition) for g in req.groups]
-    est = check_size(req, groups)
+@dataclass(frozen=True, eq=False)
+class Checked:
+    """A request validated, resolved and checked against the size limits, with its cost estimate: what
+    a batch needs to be accepted or refused before any of it is built (engine.batch)."""
+
+    request: Request
+    groups: tuple[ResolvedGroup, ...]
+    cost: Mapping[str, float]
+
+
+def check(raw: Any) -> Checked:
+    """Validate, resolve and check the size limits (RequestError), without building anything."""
+    req = validate(raw)
+    groups = tuple(resolve(g, req.target, req.context, req.attacker, req.edition) for g in req.groups)
+    return Checked(req, groups, MappingProxyType(check_size(req, list(groups))))
+
+
+def build(checked: Checked) -> Plan:
+    """Compile a checked request: the groups' distributions and operators."""
+    req, groups, est = checked.request, list(checked.groups), checked.cost
     applied, ignored, notes = _collect(groups)
     ops = stages = volley = None
     t = req.target
@@ -294,7 +310,7 @@ def build(req: Request) -> Plan:
     elif req.method == "exact" and t.mixed:
         volley = mixed.compile_volley(groups, t, req.edition.devastating_spills_after_volley)
     hazard = _frozen(np.maximum(hazard_pmf(req, groups), 0.0))
-    return Plan(req, tuple(groups), MappingProxyType(est), applied, ignored, notes, hazard, ops,
+    return Plan(req, tuple(groups), est, applied, ignored, notes, hazard, ops,
                 MappingProxyType(stages or {}), volley, _mean(hazard))
 
 
@@ -341,10 +357,12 @@ CACHE = _Cache(CACHE_MAX_PLANS, CACHE_MAX_BYTES)
 
 def _key(raw: Any) -> bytes | None:
     """The request's content as bytes (marshal: plain data only, about 5 us for a typical request, where
-    sorted JSON takes 15), or None when it holds anything else (never cached). Equal requests built in the
-    same key order - as one caller builds them - give equal keys; another order only misses the cache."""
+    sorted JSON takes 15), or None when it holds anything else (never cached). Format version 2 writes
+    every value out (later versions refer back to objects seen before, so equal requests made of other
+    objects would give other bytes). Equal requests built in the same key order - as one caller builds
+    them - give equal keys; another order only misses the cache."""
     try:
-        return marshal.dumps(raw)
+        return marshal.dumps(raw, 2)
     except ValueError:
         return None
 
@@ -353,14 +371,22 @@ def compile(raw: Any) -> Plan:  # noqa: A001 - the engine's verb for "build a pl
     """The Plan of a contract-1 request; raises RequestError for invalid input or a request over the limits.
     Monte Carlo plans draw fresh dice on every run (with `seed`, the same dice)."""
     key = _key(raw)
-    if key is not None:
-        plan = CACHE.get(key)
-        if plan is not None:
-            return plan
-    plan = build(validate(raw))
+    plan = CACHE.get(key) if key is not None else None
+    return plan if plan is not None else compile_checked(key, check(raw))
+
+
+def compile_checked(key: bytes | None, checked: Checked) -> Plan:
+    """Build a checked request's plan and cache it under `key` (engine.plan._key of the request)."""
+    plan = build(checked)
     if key is not None:
         CACHE.put(key, plan)
     return plan
+
+
+def cached(raw: Any) -> tuple[bytes | None, Plan | None]:
+    """The request's cache key and its plan if one is cached."""
+    key = _key(raw)
+    return key, CACHE.get(key) if key is not None else None
 
 
 def simulate(request: Any) -> dict[str, Any]:
@@ -368,4 +394,5 @@ def simulate(request: Any) -> dict[str, Any]:
     return compile(request).run()
 
 
-__all__ = ["CACHE", "Plan", "RequestError", "apply_rows", "build", "compile", "simulate"]
+__all__ = ["CACHE", "Checked", "Plan", "RequestError", "apply_rows", "build", "cached", "check", "compile",
+           "compile_checked", "simulate"]

@@ -138,3 +138,22 @@ def test_cache_is_bounded_by_count_and_bytes():
     for i, p in enumerate(plans):
         small.put(b"%d" % i, p)
     assert small.get(b"0") is None and small.get(b"2") is plans[2]
+
+
+def test_a_refused_batch_builds_nothing():
+    """Checks first, builds after: a batch refused on its summed estimate leaves no plan behind, and a
+    list longer than the limit is refused before any request is read."""
+    plan.CACHE.clear()
+    reqs = [dict(BOLTERS, target=dict(BOLTERS["target"], models=m)) for m in (2, 3, 4)]
+    one = plan.check(reqs[0]).cost["seconds"]
+    with pytest.raises(RequestError) as err:
+        engine.evaluate_batch(reqs, max_seconds=one * 2.2)
+    assert err.value.field == "[2]"
+    assert len(plan.CACHE) == 0 and all(plan.cached(r)[1] is None for r in reqs)
+    with pytest.raises(RequestError) as err:
+        engine.evaluate_batch([None] * (engine.limits.MAX_BATCH_REQUESTS + 1))
+    assert err.value.field == "" and f"{engine.limits.MAX_BATCH_REQUESTS:,}" in err.value.message
+    heavy = dict(BOLTERS, volley=[W("10D6+10", 3, 4, -1, "10D6+10", models=10)] * 5)
+    with pytest.raises(RequestError) as err:  # every weapon at 10D6+10: over a limit, named
+        engine.evaluate_batch([heavy] * 30)
+    assert err.value.field.startswith("[0]") and "limit" in err.value.message
