@@ -44,6 +44,7 @@ SECTIONS = {
     "cogs.league": "Leagues",
     "cogs.points": "Game tracking",
     "cogs.meta": "About",
+    "cogs.status": "About",
 }
 SECTION_ORDER = ("Rules lookups", "Combat simulation", "Game tracking", "Leagues", "About", "Other")
 

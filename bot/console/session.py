@@ -87,6 +87,7 @@ class ConsoleSession:
         webhook_async.async_context.set(CaptureAdapter(self.discord))
         bot = CogitatorBot(self.settings)
         bot.console = True  # connected as far as readiness goes: the console is this bot's Discord
+        bot.owner_id = self.user_id  # whoever runs the console owns this bot (/status); never asks Discord
         await bot._async_setup_hook()
         bot._connection.application_id = APPLICATION_ID
         bot._connection.user = discord.ClientUser(state=bot._connection, data=self.discord.bot_user_payload())
