@@ -108,7 +108,7 @@ class _Check:
 
     def enhancement(self, name: str, detachments: list[Detachment]) -> tuple[Enhancement | None, Detachment | None]:
         assert self.book is not None
-        hits = self.book.enhancements.get(name_key(name)) or []
+        hits = self.book.enhancement_hits(name)
         for _f, det, enh in hits:
             if any(det is d for d in detachments):
                 return enh, det

@@ -44,6 +44,15 @@ def name_key(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", " ", text).strip()
 
 
+_TAGS = re.compile(r"\((?:aura|psychic|upgrade)\)", re.IGNORECASE)
+
+
+def loose_key(name: str) -> str:
+    """`name_key` without the "(Aura)", "(Psychic)", "(Upgrade)" tags that list builders and the MFM add or
+    leave out of enhancement names."""
+    return name_key(_TAGS.sub(" ", name))
+
+
 @dataclass
 class Book:
     """One MFM version: every faction's points, and indexes by name."""
@@ -53,6 +62,7 @@ class Book:
     units: dict[str, list[tuple[FactionPoints, UnitPoints]]] = field(default_factory=dict)
     enhancements: dict[str, list[tuple[FactionPoints, Detachment, Enhancement]]] = field(default_factory=dict)
     detachments: dict[str, list[tuple[FactionPoints, Detachment]]] = field(default_factory=dict)
+    loose_enhancements: dict[str, list[tuple[FactionPoints, Detachment, Enhancement]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for faction in self.factions.values():
@@ -62,6 +72,11 @@ class Book:
                 self.detachments.setdefault(name_key(det.name), []).append((faction, det))
                 for enh in det.enhancements:
                     self.enhancements.setdefault(name_key(enh.name), []).append((faction, det, enh))
+                    self.loose_enhancements.setdefault(loose_key(enh.name), []).append((faction, det, enh))
+
+    def enhancement_hits(self, name: str) -> list[tuple[FactionPoints, Detachment, Enhancement]]:
+        """Every enhancement called `name`, tags such as "(Aura)" aside when nothing has the exact name."""
+        return self.enhancements.get(name_key(name)) or self.loose_enhancements.get(loose_key(name)) or []
 
     @property
     def label(self) -> str:

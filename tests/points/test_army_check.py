@@ -129,3 +129,12 @@ async def test_game_start_refuses_an_unknown_battle_size(points_console: Console
     reply = (await points_console.send(START + " battle_size:Apocalypse"))[0]
     assert reply.ephemeral and "No battle size called 'Apocalypse'" in reply.text()
     assert "Incursion, Strike Force, Onslaught" in reply.text()
+
+
+def test_enhancement_tags_are_ignored_when_nothing_has_the_exact_name(points_dir: Path) -> None:
+    from bot.points.book import current
+
+    book = current(points_dir)
+    assert [e.name for _f, _d, e in book.enhancement_hits("Headwoppa's Killchoppa (Aura)")] == \
+        ["Headwoppa’s Killchoppa"]
+    assert book.enhancement_hits("Headwoppa's Killchoppa (Aura) Extra") == []
