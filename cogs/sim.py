@@ -401,10 +401,11 @@ class Sim(commands.Cog):
     ) -> None:
         game = self._game(interaction)
         options = SimOptions(edition=self._edition_for_lookup(interaction))
-        found = await asyncio.to_thread(matchup_glue.plan, self.services, game, options, user_id=interaction.user.id,
-                                        phase=phase, attackers=attackers, targets=targets, faction=faction)
+        pending = await asyncio.to_thread(matchup_glue.plan, self.services, game, options,
+                                          user_id=interaction.user.id, phase=phase, attackers=attackers,
+                                          targets=targets, faction=faction)
         source = "army lists in this game" if game is not None and not (attackers or targets) else "catalog datasheets"
-        await matchup_glue.answer(interaction, self.services, found, value, source)
+        await matchup_glue.answer(interaction, self.services, pending, value, source)
 
     @matchup.autocomplete("faction")
     async def _matchup_faction_autocomplete(self, interaction: discord.Interaction,

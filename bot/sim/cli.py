@@ -137,12 +137,13 @@ def cmd_matchup(args: argparse.Namespace, settings: Settings) -> int:
         try:
             planner, options = UnitPlanner(catalog), SimOptions(edition=args.edition)
             if state is not None:
-                found = matchups.from_game(planner, state, options, user_id=None, phase=args.phase)
+                pending = matchups.from_game(planner, state, options, user_id=None, phase=args.phase)
             else:
                 if not args.targets:
                     raise UserError("--attackers needs --targets", field="targets")
-                found = matchups.from_names(planner, args.attackers, args.targets, options, phase=args.phase,
-                                            faction=args.faction)
+                pending = matchups.from_names(planner, args.attackers, args.targets, options, phase=args.phase,
+                                              faction=args.faction)
+            found = pending.plan_here()
             matchups.check_cost(found)
         except UserError as error:
             print(json.dumps({"error": str(error), "field": getattr(error, "field", None)}))

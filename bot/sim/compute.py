@@ -174,15 +174,17 @@ def check_request(request: dict[str, Any]) -> tuple[dict[str, Any], float]:
 
 
 def evaluate_row(requests: list[dict[str, Any]]) -> list[dict[str, float]]:
-    """A /sim matchup row (checked requests, no chart): per request the chance the target is destroyed, the
-    expected models destroyed and the expected share of its models destroyed."""
-    from engine import simulate
+    """A /sim matchup row (checked requests, no chart) as one engine batch (engine.evaluate_batch: compiled
+    plans shared by value, the row's summed estimate checked again against the engine's batch limit): per
+    request the chance the target is destroyed, the expected models destroyed and the expected share of
+    its models destroyed."""
+    from engine import RequestError, evaluate_batch
 
-    out = []
-    for request in requests:
-        result = simulate(request)
-        models = len(result["models_killed"]["pmf"]) - 1
-        killed = float(result["models_killed"]["mean"])
-        out.append({"p_destroy": float(result["p_wipe"]), "expected_models": killed,
-                    "share": killed / models if models else 0.0})
-    return out
+    if not requests:
+        return []
+    try:
+        batch = evaluate_batch(requests)
+    except RequestError as error:
+        raise UserError(_engine_message(error), field=getattr(error, "field", None)) from None
+    return [{"p_destroy": float(p), "expected_models": float(k), "share": float(k) / int(n) if n else 0.0}
+            for p, k, n in zip(batch.p_wipe, batch.killed_mean, batch.models, strict=True)]

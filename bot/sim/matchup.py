@@ -19,18 +19,20 @@ and the expected points destroyed: the target's points times the expected share 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.errors import UserError
 from bot.sim.compute import check_request
-from bot.sim.planner import UnitPlanner, UnitRequest
+from bot.sim.planner import UnitPlanner
 from bot.sim.requests import SimOptions
+from engine import limits as engine_limits
 
 MAX_SIDE = 30  # units a side; a 30 x 30 matrix is 900 simulations
 MAX_NAMES_CHARS = 2000  # the `attackers:` / `targets:` text
 MAX_ESTIMATED_SECONDS = 60.0  # the whole matrix by the engine's (generous) estimate
-MAX_ROW_ESTIMATED_SECONDS = 15.0  # one attacker's row runs as one job within the service's 30 s limit
+# One attacker's row is one engine batch (bot.sim.compute.evaluate_row), held to the engine's batch limit.
+MAX_ROW_ESTIMATED_SECONDS = engine_limits.MAX_BATCH_ESTIMATED_SECONDS
 PHASES = ("shooting", "fight")
 
 
@@ -47,7 +49,6 @@ class Cell:
 class Matchup:
     attackers: list[str]
     targets: list[str]
-    target_models: list[int]
     target_points: list[int | None]
     phase: str
     edition: str
@@ -89,18 +90,71 @@ def _cell(build: Any) -> Cell:
     return Cell(request, estimate=seconds)
 
 
-def _row_reason(row: list[Cell], attacker: str, phase: str) -> str | None:
+def _row_reason(row: list[Cell], attacker: str) -> str | None:
     """One note for an attacker none of whose cells can run (e.g. no melee weapon), instead of one per cell."""
     if row and all(c.request is None for c in row) and len({c.reason for c in row}) == 1:
         return f"{attacker}: {row[0].reason}"
     return None
 
 
+# ---------------------------------------------------------------- row jobs (run in a /sim worker, or inline)
+# A row is planned where it is simulated: the units are fielded once in the bot (the catalog lives there),
+# then each row's pairs are planned and checked by a worker, so 900 plans do not hold the bot's interpreter.
+
+def plan_game_row(state: Any, mine: Any, theirs: list[Any], options: SimOptions, phase: str,
+                  fielded: dict) -> list[Cell]:
+    """One attacker (a tracked side) against every target side; `fielded` holds every unit already fielded."""
+    from bot.sim.tracked import plan_sides
+
+    return [_cell(lambda t=t: plan_sides(None, state, mine, t, options, phase=phase,  # type: ignore[arg-type]
+                                         fielded_cache=fielded)[0]) for t in theirs]
+
+
+def plan_names_row(attacker: Any, targets: list[Any], options: SimOptions, phase: str) -> list[Cell]:
+    """One datasheet unit (at its minimum size, default loadout) against every target unit."""
+    from bot.sim.fielded import plan
+
+    return [_cell(lambda t=t: plan(attacker, t, options, phase=phase)) for t in targets]
+
+
+@dataclass
+class Pending:
+    """A matchup before its rows are planned: the names, the targets' sizes and points, and one row job
+    (function, arguments) per attacker."""
+
+    attackers: list[str]
+    targets: list[str]
+    target_points: list[int | None]
+    phase: str
+    edition: str
+    jobs: list[tuple[Any, tuple]]
+    assumptions: list[str] = field(default_factory=list)
+
+    def planned(self, rows: list[list[Cell]]) -> Matchup:
+        notes = [*self.assumptions, *[r for a, row in zip(self.attackers, rows, strict=True)
+                                      if (r := _row_reason(row, a))]]
+        return Matchup(self.attackers, self.targets, self.target_points, self.phase, self.edition, rows, notes)
+
+    def plan_here(self) -> Matchup:
+        """Every row planned in this process (the command line)."""
+        return self.planned(plan_rows(self.jobs))
+
+    def chunks(self, count: int) -> list[list[tuple[Any, tuple]]]:
+        """The row jobs in `count` contiguous pieces (one pool job each: the game state is sent once a piece)."""
+        size = -(-len(self.jobs) // max(1, count))
+        return [self.jobs[i:i + size] for i in range(0, len(self.jobs), size)]
+
+
+def plan_rows(jobs: list[tuple[Any, tuple]]) -> list[list[Cell]]:
+    """Several row jobs, in order (one pool job)."""
+    return [function(*args) for function, args in jobs]
+
+
 def from_game(planner: UnitPlanner, state: Any, options: SimOptions, *, user_id: int | None,
-              phase: str | None) -> Matchup:
+              phase: str | None) -> Pending:
     """The invoker's units against their opponent's (the CLI, with no invoker: the first player's against
     the second's), as their lists field them."""
-    from bot.sim.tracked import fighting_sides, plan_sides
+    from bot.sim.tracked import fielded_units, fighting_sides
 
     phase = _phase(phase)
     me = state.player_index(user_id) if user_id is not None else None
@@ -116,15 +170,11 @@ def from_game(planner: UnitPlanner, state: Any, options: SimOptions, *, user_id:
     theirs = _capped(fighting_sides(state, 1 - me), state.players[1 - me].name, notes)
     if not mine or not theirs:
         raise UserError("Every unit of one side is destroyed or unlisted: nothing to match up.", field="attackers")
-    cache: dict = {}
-    rows = [[_cell(lambda a=a, t=t: plan_sides(planner, state, a, t, options, phase=phase, fielded_cache=cache)[0])
-             for t in theirs] for a in mine]
-    army = state.army(1 - me) or {}
-    listed = army.get("units") or []
+    fielded = fielded_units(planner, state, [*mine, *theirs])
+    options = replace(options, edition=state.edition)
+    listed = (state.army(1 - me) or {}).get("units") or []
     points: list[int | None] = []
-    models: list[int] = []
     for side in theirs:
-        total = 0
         worth: int | None = 0
         for unit in (side.unit, side.leader):
             if unit is None:
@@ -132,12 +182,10 @@ def from_game(planner: UnitPlanner, state: Any, options: SimOptions, *, user_id:
             row = listed[unit.army_index] if unit.army_index is not None and 0 <= unit.army_index < len(listed) else {}
             value = row.get("points")
             worth = None if worth is None or not isinstance(value, int) else worth + value
-            total += unit.models_left if unit.models_left is not None else (unit.models or 0)
         points.append(worth)
-        models.append(total)
-    names = [_name(side) for side in mine]
-    notes += [r for a, row in zip(names, rows, strict=True) if (r := _row_reason(row, a, phase))]
-    return Matchup(names, [_name(side) for side in theirs], models, points, phase, state.edition, rows, notes)
+    jobs = [(plan_game_row, (state, a, theirs, options, phase, fielded)) for a in mine]
+    return Pending([_name(side) for side in mine], [_name(side) for side in theirs], points, phase, state.edition,
+                   jobs, notes)
 
 
 def _name(side: Any) -> str:
@@ -153,7 +201,7 @@ def split_names(text: str | None, option: str) -> list[str]:
 
 
 def from_names(planner: UnitPlanner, attackers: str, targets: str, options: SimOptions, *,
-               phase: str | None, faction: str | None = None) -> Matchup:
+               phase: str | None, faction: str | None = None) -> Pending:
     """Datasheets by name, each at its minimum size and default loadout."""
     phase = _phase(phase)
     notes: list[str] = []
@@ -162,13 +210,13 @@ def from_names(planner: UnitPlanner, attackers: str, targets: str, options: SimO
     # Unknown names are refused as a whole (with candidates), before any cell is planned.
     a_entries = [planner.datasheet(name, options.edition, "attackers", faction) for name in mine]
     t_entries = [planner.datasheet(name, options.edition, "targets", faction) for name in theirs]
-    rows = [[_cell(lambda a=a, t=t: planner.plan(UnitRequest(attacker=a.id, target=t.id, phase=phase), options)[0])
-             for t in t_entries] for a in a_entries]
-    models = [planner.unit(t).sized(None, force=True).total for t in t_entries]
-    a_names, t_names = [e.name for e in a_entries], [e.name for e in t_entries]
+    t_units = [planner.unit(t) for t in t_entries]
     notes.append("each unit at its datasheet's minimum size and default loadout")
-    notes += [r for a, row in zip(a_names, rows, strict=True) if (r := _row_reason(row, a, phase))]
-    return Matchup(a_names, t_names, models, [None] * len(t_names), phase, options.edition, rows, notes)
+    other = {e.id: e for e in [*a_entries, *t_entries] if e.edition != options.edition}
+    notes += [f"{e.name}: {e.edition} datasheet used with {options.edition} rules" for e in other.values()]
+    jobs = [(plan_names_row, (planner.unit(a), t_units, options, phase)) for a in a_entries]
+    return Pending([e.name for e in a_entries], [e.name for e in t_entries], [None] * len(t_entries), phase,
+                   options.edition, jobs, notes)
 
 
 def check_cost(matchup: Matchup) -> None:

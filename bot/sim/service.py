@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.admission import CallerLimits, Words
 from bot.errors import UserError
-from bot.sim.compute import compute, evaluate_row, prepare
+from bot.sim.compute import compute, prepare
 
 if TYPE_CHECKING:
     from bot.sim.pool import SimPool
@@ -178,34 +178,31 @@ class SimulationService:
         except MemoryError:
             raise _too_large(request) from None
 
-    async def run_rows(self, rows: list[list[dict[str, Any]]], *, user: int | None = None,
-                       guild: int | None = None,
-                       on_row: Callable[[int, list[dict[str, float]]], Awaitable[None]] | None = None,
-                       ) -> list[list[dict[str, float]]]:
-        """A /sim matchup: each row of checked requests (one attacker against every target) is one job
-        (bot.sim.compute.evaluate_row), at most one per worker at a time, so a big matrix shares the pool
-        with other /sim requests row by row instead of filling its queue. The whole matrix counts as one
-        simulation of its caller. `on_row(i, summaries)` runs as each row finishes (progress)."""
-        with self.callers.admit(user, guild):
-            results: list[list[dict[str, float]]] = [[] for _ in rows]
-            gate = asyncio.Semaphore(max(1, self.workers or WORKERS))
+    async def run_jobs(self, jobs: list[tuple[Callable[..., Any], tuple]], *,
+                       on_done: Callable[[int, Any], Awaitable[None]] | None = None) -> list[Any]:
+        """Many jobs (module-level function, arguments), e.g. the rows of a /sim matchup, each in a worker
+        (or a thread), at most one per worker at a time, so a big matrix shares the pool with other /sim
+        requests job by job instead of filling its queue. The caller holds its own admission
+        (`self.callers.admit`: the whole matrix is one simulation of its caller). `on_done(i, result)` runs
+        as each job finishes (progress). The first failure ends the others and is raised."""
+        results: list[Any] = [None] * len(jobs)
+        gate = asyncio.Semaphore(max(1, self.workers or WORKERS))
 
-            async def one(i: int) -> None:
-                if rows[i]:
-                    async with gate:
-                        results[i] = await self._run_job(evaluate_row, (rows[i],))
-                if on_row is not None:
-                    await on_row(i, results[i])
+        async def one(i: int) -> None:
+            async with gate:
+                results[i] = await self._run_job(*jobs[i])
+            if on_done is not None:
+                await on_done(i, results[i])
 
-            tasks = [asyncio.create_task(one(i)) for i in range(len(rows))]
-            try:
-                await asyncio.gather(*tasks)
-            except BaseException:  # the first failure (e.g. a row out of time) ends the others and is the answer
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
-                raise
-            return results
+        tasks = [asyncio.create_task(one(i)) for i in range(len(jobs))]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        return results
 
     async def _run_job(self, function: Callable[..., Any], args: tuple) -> Any:
         """function(*args) in a worker (or a thread), under the service's pending cap and time limit."""

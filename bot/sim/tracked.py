@@ -212,12 +212,13 @@ def plan_between(planner: UnitPlanner, state: GameState, attacker: str, target: 
 Fielded = tuple[Any, Unit, "int | None", list[str]]
 
 
-def plan_sides(planner: UnitPlanner, state: GameState, mine: Side, theirs: Side, options: SimOptions, *,
+def plan_sides(planner: UnitPlanner | None, state: GameState, mine: Side, theirs: Side, options: SimOptions, *,
                weapon: str | None = None, phase: str | None = None, fnp: int | None = None, abilities: bool = True,
                force: bool = False, fielded_cache: dict[tuple[int, str], Fielded] | None = None,
                ) -> tuple[Plan, list[Any]]:
     """The plan for one side's unit against another's, and the datasheets used. `fielded_cache` keeps each
-    unit as its list fields it across calls (/sim matchup plans every pair of two lists)."""
+    unit as its list fields it across calls (/sim matchup plans every pair of two lists); with every unit
+    in it, no `planner` (catalog) is needed."""
     options = replace(options, edition=state.edition)
     invulnerable, bonus, tracked = _state_effects(state, mine, theirs)
     roles = {"attacker": mine.unit, "leader": mine.leader, "target": theirs.unit, "target_leader": theirs.leader}
@@ -228,6 +229,7 @@ def plan_sides(planner: UnitPlanner, state: GameState, mine: Side, theirs: Side,
             continue
         key = (unit.owner, unit.name)
         if key not in cache:
+            assert planner is not None, "a unit missing from fielded_cache needs the planner"
             said: list[str] = []
             cache[key] = (*_fielded(planner, state, unit, state.edition, role, said), said)
         fielded[role] = cache[key]
@@ -262,6 +264,19 @@ def plan_sides(planner: UnitPlanner, state: GameState, mine: Side, theirs: Side,
     result.assumptions += [f"{e.name}: {e.edition} datasheet used with {state.edition} rules" for e in entries
                            if e.edition != state.edition]
     return result, entries
+
+
+def fielded_units(planner: UnitPlanner, state: GameState, sides_: list[Side]) -> dict[tuple[int, str], Fielded]:
+    """Each unit of `sides_` (bodies and leaders) as its list fields it: plan_sides' `fielded_cache`,
+    filled where the catalog is, so the plans themselves can be made elsewhere (a /sim worker)."""
+    cache: dict[tuple[int, str], Fielded] = {}
+    for side in sides_:
+        for unit in (side.unit, side.leader):
+            if unit is not None and (unit.owner, unit.name) not in cache:
+                said: list[str] = []
+                cache[(unit.owner, unit.name)] = (*_fielded(planner, state, unit, state.edition, "attacker", said),
+                                                  said)
+    return cache
 
 
 def fighting_sides(state: GameState, owner: int) -> list[Side]:

@@ -77,12 +77,12 @@ def test_a_matrix_past_the_cost_limit_is_refused_before_any_work() -> None:
     request, seconds = check_request(_heavy())
     assert seconds > 0
     cells = [[matchups.Cell(request, estimate=seconds)] * 30 for _ in range(30)]
-    heavy = matchups.Matchup([f"a{i}" for i in range(30)], [f"t{j}" for j in range(30)], [100] * 30, [None] * 30,
+    heavy = matchups.Matchup([f"a{i}" for i in range(30)], [f"t{j}" for j in range(30)], [None] * 30,
                              "shooting", "11e", cells)
     with pytest.raises(UserError, match=r"a matchup may take at most 60 s"):
         matchups.check_cost(heavy)
-    one_row = matchups.Matchup(["a"], ["t"], [20], [None], "shooting", "11e", [[matchups.Cell(request, estimate=16.0)]])
-    with pytest.raises(UserError, match=r"one unit's row may take at most 15 s"):
+    one_row = matchups.Matchup(["a"], ["t"], [None], "shooting", "11e", [[matchups.Cell(request, estimate=6.0)]])
+    with pytest.raises(UserError, match=r"one unit's row may take at most 5 s"):
         matchups.check_cost(one_row)
 
 
@@ -91,7 +91,7 @@ def test_a_cell_the_engine_refuses_keeps_its_reason_and_the_row_runs() -> None:
     cell = matchups._cell(lambda: type("P", (), {"request": too_many})())
     assert cell.request is None and "attack dice" in (cell.reason or "")
     fine = matchups._cell(lambda: type("P", (), {"request": {**_heavy(), "volley": _heavy()["volley"][:1]}})())
-    found = matchups.Matchup(["a"], ["t", "u"], [20, 20], [200, None], "shooting", "11e", [[cell, fine]])
+    found = matchups.Matchup(["a"], ["t", "u"], [200, None], "shooting", "11e", [[cell, fine]])
     rows = [[c.request for c in row if c.request is not None] for row in found.rows]
     data = matchups.contract(found, matchups.placed(found, [evaluate_row(r) for r in rows]))
     assert data["matrix"][0][0] is None and data["matrix"][0][1]["expected_points"] is None
