@@ -13,6 +13,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.armies.check import check_in, fill_missing_points
 from bot.armies.decode import MAX_BYTES, ListError
 from bot.catalog.normalize import clean_text
 from bot.discord_glue.choices import battle_size_ac, unit_choices
@@ -53,7 +54,10 @@ async def _import(interaction: discord.Interaction, data: bytes, filename: str |
         reader = interaction.client.services.army_reader  # type: ignore[attr-defined]
         army = await reader.read(data, filename=filename, edition=state.edition, catalog=catalog,
                                  user=interaction.user.id, guild=interaction.guild_id)
-        result = await act(interaction, gc.import_army, interaction.user.id, army.to_dict())
+        document = army.to_dict()
+        if state.edition == "11e":  # units the list gives no points are costed by the MFM in force, once
+            fill_missing_points(document, _check(interaction, document, state.battle_size))
+        result = await act(interaction, gc.import_army, interaction.user.id, document)
     except UserError as error:
         await interaction.followup.send(embed=render.refusal(str(error)), ephemeral=True, allowed_mentions=NO_MENTIONS)
         return
@@ -68,8 +72,6 @@ async def _import(interaction: discord.Interaction, data: bytes, filename: str |
 
 
 def _check(interaction: discord.Interaction, army: dict, battle_size: str | None) -> dict:
-    from bot.armies.check import check_in
-
     return check_in(army, interaction.client.services.settings.data_dir, battle_size)  # type: ignore[attr-defined]
 
 

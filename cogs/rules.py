@@ -12,6 +12,7 @@ import asyncio
 import hashlib
 import logging
 import re
+from pathlib import Path
 
 import discord
 from discord import app_commands
@@ -26,6 +27,7 @@ from bot.discord_glue.aliases import aliased, server_alias
 from bot.discord_glue.choices import faction_choices
 from bot.errors import UserError
 from bot.render.common import NO_MENTIONS, edition_label, escape, truncate
+from bot.render.points import datasheet_points_field
 from bot.render.rules import (
     EMBED_TOTAL_BUDGET,
     entry_embed,
@@ -101,6 +103,11 @@ def render_answer(catalog: Catalog, entry: Entry, page: int = 0) -> tuple[discor
     if entry.data.get("role") == "detachment":
         for name, value in parts_fields(*catalog.detachment_parts(entry)):
             embed.add_field(name=name, value=value, inline=False)
+    if entry.kind == "datasheet" and entry.edition == "11e":
+        # the catalog file lives in the data folder, where the points are kept too
+        points = datasheet_points_field(Path(catalog.store.path).parent, entry.name, entry.faction)
+        if points is not None and len(embed) + len(points[0]) + len(points[1]) <= EMBED_TOTAL_BUDGET:
+            embed.add_field(name=points[0], value=points[1], inline=False)
     errata = errata_field(catalog.errata_for(entry.id))
     if errata is not None and len(embed) + len(errata[0]) + len(errata[1]) <= EMBED_TOTAL_BUDGET:
         embed.add_field(name=errata[0], value=errata[1], inline=False)

@@ -366,3 +366,18 @@ def check_in(army: dict[str, Any], data_dir: Any, battle_size: str | None = None
     if army_problem:
         report["problems"].insert(0, Problem(MFM_RULE, "warning", army_problem).to_dict())
     return report
+
+
+def fill_missing_points(army: dict[str, Any], report: dict[str, Any]) -> list[int]:
+    """Give each unit the list left without points its MFM cost from `report`, and say so in the army
+    (`points_filled`: the version and the units), so points destroyed count them. Done once, when the list is
+    stored: a later MFM update does not change a game already played. Returns the units filled."""
+    filled = []
+    for row in report.get("units") or []:
+        unit = army["units"][row["index"]]
+        if unit.get("points") is None and isinstance(row.get("points"), int):
+            unit["points"] = row["points"]
+            filled.append(row["index"])
+    if filled:
+        army["points_filled"] = {"source": report.get("points_source"), "units": filled}
+    return filled

@@ -138,3 +138,20 @@ def test_enhancement_tags_are_ignored_when_nothing_has_the_exact_name(points_dir
     assert [e.name for _f, _d, e in book.enhancement_hits("Headwoppa's Killchoppa (Aura)")] == \
         ["Headwoppa’s Killchoppa"]
     assert book.enhancement_hits("Headwoppa's Killchoppa (Aura) Extra") == []
+
+
+def test_units_without_points_are_costed_by_the_mfm_once(points_dir: Path) -> None:
+    from bot.armies.check import fill_missing_points
+    from bot.games.model import GameState, Player, Unit
+    from bot.games.summary import lost_points
+
+    army = _army("votann_gw_app.txt")
+    army["units"][3]["points"] = None  # Hearthkyn Warriors: the list gives no figure
+    assert fill_missing_points(army, check_in(army, points_dir)) == [3]
+    assert army["units"][3]["points"] == 100
+    assert army["points_filled"] == {"source": "MFM v1.1, 2026-07-22", "units": [3]}
+    state = GameState(edition="11e", players=[Player(user_id=1, name="A", faction="Votann"),
+                                              Player(user_id=2, name="B", faction="Orks")],
+                      armies={"0": army}, units=[Unit(owner=0, name="Hearthkyn Warriors", army_index=3, unlisted=False,
+                                                      destroyed=True)])
+    assert lost_points(state, 0) == 100  # points destroyed count the MFM figure

@@ -158,3 +158,15 @@ async def test_settings_points_channel(points_console: ConsoleSession) -> None:
     assert not settings.claim_points_post(501, current_key(points_console.bot.services.settings.data_dir))
     (off,) = await points_console.send("/settings points_channel")
     assert "no longer posted" in off.text() and settings.points_channels() == {}
+
+
+def test_datasheet_points_field(points_dir: Path, tmp_path: Path) -> None:
+    from bot.render.points import datasheet_points_field
+
+    name, value = datasheet_points_field(points_dir, "Brôkhyr Thunderkyn", "Leagues of Votann")
+    assert name == "Points · MFM v1.1, 2026-07-22"
+    assert value.splitlines() == ["Your 1st To 2nd Units Cost — 3 models: 80, 6 models: 160",
+                                  "Your 3rd + Unit Costs — 3 models: 90, 6 models: 170",
+                                  "Requisition threshold: from the 3rd unit, the dearer cost"]
+    assert datasheet_points_field(points_dir, "Squiggoth", "Orks") is None  # not in the MFM: no field
+    assert datasheet_points_field(tmp_path, "Boyz", "Orks") is None  # no MFM imported
