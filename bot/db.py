@@ -26,6 +26,7 @@ STATE_SCHEMAS = {
     "games": "bot.games.store:MIGRATIONS",
     "guild_settings": "bot.guild_settings:_MIGRATIONS",
     "guild_aliases": "bot.catalog.guild_aliases:MIGRATIONS",
+    "lookup_misses": "bot.catalog.misses:MIGRATIONS",
     "web": "bot.web.tokens:MIGRATIONS",
     "leagues": "bot.leagues.schema:MIGRATIONS",
 }

@@ -171,7 +171,7 @@ def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
 
     services = Services(settings)
     try:
-        for name in ("games", "guild_settings", "guild_aliases", "overlay_tokens"):
+        for name in ("games", "guild_settings", "guild_aliases", "lookup_misses", "overlay_tokens"):
             getattr(services, name)
     except (sqlite3.Error, OSError, SchemaTooNew) as error:
         from bot.storage.check import cause

@@ -17,6 +17,7 @@ from bot.config import Settings
 if TYPE_CHECKING:
     from bot.armies.reader import ArmyReader
     from bot.catalog.guild_aliases import GuildAliases
+    from bot.catalog.misses import LookupMisses
     from bot.catalog.service import Catalog
     from bot.games.store import GameStore
     from bot.guild_settings import GuildSettings
@@ -72,6 +73,12 @@ class Services:
         return LeagueStore(self.storage, now=lambda: self.now())
 
     @cached_property
+    def lookup_misses(self) -> LookupMisses:
+        from bot.catalog.misses import LookupMisses
+
+        return LookupMisses(self.storage, now=lambda: self.now())
+
+    @cached_property
     def simulation(self) -> SimulationService:
         from bot.sim.service import SimulationService
 
@@ -104,13 +111,14 @@ class Services:
         """Open the state stores now, at start-up, rather than on the first command: their connections (and
         SQLite's -wal and -shm files) then exist before the disk can fill, so reads keep answering on a full
         disk (a first connection there fails: SQLite cannot create its shared-memory file)."""
-        _ = self.games, self.guild_settings, self.guild_aliases, self.overlay_tokens, self.leagues
+        _ = (self.games, self.guild_settings, self.guild_aliases, self.lookup_misses, self.overlay_tokens,
+             self.leagues)
 
     def close(self) -> None:
         """Close whatever was opened; safe to call twice."""
         self.__dict__.pop("sim_planner", None)
-        for name in ("catalog", "games", "leagues", "guild_settings", "guild_aliases", "simulation", "army_reader",
-                     "overlay_tokens", "storage"):
+        for name in ("catalog", "games", "leagues", "guild_settings", "guild_aliases", "lookup_misses", "simulation",
+                     "army_reader", "overlay_tokens", "storage"):
             service = self.__dict__.pop(name, None)
             if service is not None and hasattr(service, "close"):
                 with contextlib.suppress(Exception):

@@ -180,6 +180,7 @@ class PageButton(discord.ui.DynamicItem[discord.ui.Button], template=r"rules:pag
             return
         page = max(0, min(self.page, entry_pages(entry) - 1))
         embed, view = render_answer(catalog, entry, page)
+        view = with_miss_button(view, miss_query(interaction))
         await interaction.response.edit_message(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
 
 
@@ -243,7 +244,68 @@ class PickSelect(discord.ui.DynamicItem[discord.ui.Select], template=r"rules:pic
                                                     allowed_mentions=NO_MENTIONS)
             return
         embed, view = render_answer(catalog, entry)
+        view = with_miss_button(view, miss_query(interaction))
         await interaction.response.edit_message(content=None, embed=embed, view=view, allowed_mentions=NO_MENTIONS)
+
+
+MISS_PREFIX = "rules:miss:"
+MISS_QUERY_MAX = 100 - len(MISS_PREFIX)  # a custom_id holds 100 characters: longer queries are kept clipped
+
+
+class MissButton(discord.ui.DynamicItem[discord.ui.Button], template=r"rules:miss:(?P<query>(?s:.+))"):
+    """"Not what I asked" under an answer or a menu: records the server, the query (in the custom_id, so it
+    survives a restart), what the message shows and the time; never who pressed (bot/catalog/misses.py)."""
+
+    def __init__(self, query: str) -> None:
+        query = clean_text(query)[:MISS_QUERY_MAX]
+        while len(query.encode("utf-16-le")) > 2 * MISS_QUERY_MAX:  # Discord counts UTF-16 units (emoji: 2)
+            query = query[:-1]
+        self.query = query
+        super().__init__(discord.ui.Button(label="Not what I asked", style=discord.ButtonStyle.secondary,
+                                           custom_id=MISS_PREFIX + self.query))
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button,
+                             match: re.Match[str]) -> MissButton:
+        return cls(match["query"])
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        message = interaction.message
+        embed = message.embeds[0] if message is not None and message.embeds else None
+        shown = (embed.title or "") if embed is not None else ""
+        if embed is not None and message is not None and message.components and any(
+                isinstance(c, discord.SelectMenu) for row in message.components for c in getattr(row, "children", ())):
+            shown += ": " + " | ".join(o.label for row in message.components for c in getattr(row, "children", ())
+                                       if isinstance(c, discord.SelectMenu) for o in c.options[:5])
+        misses = interaction.client.services.lookup_misses  # type: ignore[attr-defined]
+        await asyncio.to_thread(misses.record, message.id if message is not None else interaction.id,
+                                interaction.guild_id, self.query, shown)
+        await interaction.response.send_message(
+            "Thanks, noted: the bot's operator reviews the queries players mark, to teach it new words. Someone with "
+            "Manage Server can also teach this server a word now with `/alias add`.", ephemeral=True,
+            allowed_mentions=NO_MENTIONS)
+
+
+def with_miss_button(view: discord.ui.View | None, query: str | None) -> discord.ui.View | None:
+    """`view` with "Not what I asked" added (a new view when there was none); unchanged without a query."""
+    if not query:
+        return view
+    view = view if view is not None else discord.ui.View(timeout=None)
+    if len(view.children) < 25:
+        view.add_item(MissButton(query))
+    return view
+
+
+def miss_query(interaction: discord.Interaction) -> str | None:
+    """The query of the "Not what I asked" button on the message being edited, so a page turn or a choice
+    in the menu keeps it."""
+    message = interaction.message
+    for row in (message.components if message is not None else ()):
+        for component in getattr(row, "children", ()):
+            custom_id = getattr(component, "custom_id", None) or ""
+            if custom_id.startswith(MISS_PREFIX):
+                return custom_id[len(MISS_PREFIX):]
+    return None
 
 
 class Rules(commands.Cog):
@@ -260,6 +322,7 @@ class Rules(commands.Cog):
             raise UserError("Type a name to look up, e.g. `lethal hits`, `command re-roll` or `stompa`.",
                             field="query")
         prefer = _guild_edition(interaction)
+        typed_query = query if catalog.get(query) is None else None  # an id picked from autocomplete: not a query
         alias = server_alias(interaction, query)  # the server's own word for an entry (/alias)
         if alias is not None:
             query = alias.target
@@ -294,6 +357,7 @@ class Rules(commands.Cog):
                 partial = question and not catalog.full_sources_loaded()
                 view = discord.ui.View(timeout=None)
                 view.add_item(PickSelect(interaction.user.id, plausible[:PICKER_SIZE]))
+                view.add_item(MissButton(typed_query or query))
                 await interaction.response.send_message(
                     embed=picker_embed(query, plausible, partial=partial, question=question),
                     view=view, allowed_mentions=NO_MENTIONS)
@@ -308,6 +372,7 @@ class Rules(commands.Cog):
         if alias is not None:
             embed.description = truncate(f"*Server alias:* **{escape(alias.term)}** → {escape(alias.target)}\n\n"
                                          + (embed.description or ""), 4096)
+        view = with_miss_button(view, typed_query)
         kwargs = {"view": view} if view else {}
         await interaction.response.send_message(embed=embed, allowed_mentions=NO_MENTIONS, **kwargs)
 
@@ -377,5 +442,5 @@ class Rules(commands.Cog):
 
 
 async def setup(bot: commands.Bot) -> None:
-    bot.add_dynamic_items(PageButton, ShowButton, PickSelect)
+    bot.add_dynamic_items(PageButton, ShowButton, PickSelect, MissButton)
     await bot.add_cog(Rules(bot))

@@ -2,6 +2,7 @@
 
     python -m bot lookup "QUERY" [--kind K] [--edition 10e|11e] [--limit N] [--json]   (contract 2)
     python -m bot lookup - --json            one query per line on stdin, one JSON line per query
+    python -m bot lookup misses [--since 7d] [--guild ID] [--json]   the queries players marked "Not what I asked"
     python -m bot import wahapedia PATH      a Wahapedia CSV export folder
     python -m bot import gdc PATH            a game-datacards faction file, core_rules.json, or a folder
     python -m bot catalog build [--force]    (re)build the catalog from data/ and the kept imports
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import re
 import sqlite3
 import sys
 import time
@@ -38,7 +40,11 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     lookup.add_argument("--edition", help="10e or 11e")
     lookup.add_argument("--limit", default="10", help=f"number of results, 1-{MAX_LIMIT} (default 10)")
     lookup.add_argument("--json", action="store_true", help="print JSON (always one line per query)")
+    lookup.add_argument("--since", help="with `misses`: only misses this recent, e.g. 7d, 24h (kept 90 days)")
+    lookup.add_argument("--guild", help="with `misses`: only this server's misses (its id)")
     lookup.set_defaults(func=cmd_lookup)
+    lookup.epilog = ("`lookup misses` lists the queries players marked \"Not what I asked\", most missed first, "
+                     "for adding aliases or vocabulary.")
 
     imp = subparsers.add_parser("import", help="import a shared dataset into the catalog")
     imp.add_argument("format", choices=("wahapedia", "gdc"), help="wahapedia (CSV folder) or gdc (JSON)")
@@ -105,6 +111,10 @@ def _open(settings: Settings):  # noqa: ANN202 - imported lazily so `--help` sta
 @_clean
 def cmd_lookup(args: argparse.Namespace, settings: Settings) -> int:
     as_json = args.json
+    if args.query == "misses":
+        return cmd_misses(args, settings)
+    if args.since is not None or args.guild is not None:
+        return _fail("--since and --guild go with `lookup misses`", "since", as_json)
     if args.kind is not None and args.kind not in KINDS:
         return _fail(f"unknown kind {args.kind[:40]!r}: use one of {', '.join(KINDS)}", "kind", as_json)
     if args.edition is not None and args.edition not in EDITIONS:
@@ -135,6 +145,51 @@ def cmd_lookup(args: argparse.Namespace, settings: Settings) -> int:
                     print(f"  {r['score']:6.2f}  {r['edition']}  {r['kind']:<11} {r['name']}  ({r['source']})")
     finally:
         catalog.close()
+    return 0
+
+
+_PERIOD = re.compile(r"(\d{1,5})([smhd])")
+_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def cmd_misses(args: argparse.Namespace, settings: Settings) -> int:
+    """The most-missed queries from the state database (bot/catalog/misses.py)."""
+    from bot.catalog.misses import RETENTION_DAYS, LookupMisses
+    from bot.storage import StorageError, settings_storage
+
+    as_json = args.json
+    since = None
+    if args.since is not None:
+        period = _PERIOD.fullmatch(args.since.strip())
+        if period is None:
+            return _fail(f"--since must be a period such as 7d, 24h or 30m, got {args.since[:40]!r}", "since", as_json)
+        since = min(int(period[1]) * _SECONDS[period[2]], RETENTION_DAYS * 86400)
+    guild = None
+    if args.guild is not None:
+        if not args.guild.strip().isdigit() or len(args.guild.strip()) > 20:
+            return _fail(f"--guild must be a server id (digits), got {args.guild[:40]!r}", "guild", as_json)
+        guild = int(args.guild)
+    try:
+        limit = int(args.limit)
+    except ValueError:
+        return _fail(f"--limit must be a whole number, got {args.limit[:40]!r}", "limit", as_json)
+    try:
+        store = LookupMisses(settings_storage(settings))
+    except (StorageError, sqlite3.Error, OSError) as exc:
+        return _fail(f"state database: {exc}", None, as_json)
+    try:
+        found = store.most_missed(since_seconds=since, guild_id=guild, limit=max(1, min(limit, MAX_LIMIT)))
+    finally:
+        store.close()
+    if as_json:
+        print(json.dumps({"misses": [{"query": m.query, "misses": m.misses, "shown": m.shown,
+                                      "last": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(m.last))}
+                                     for m in found]}, ensure_ascii=False))
+        return 0
+    if not found:
+        print("no misses recorded" + (f" in the last {args.since}" if since else ""))
+    for m in found:
+        print(f"{m.misses:5d}  {m.query}  (shown: {m.shown}; last {time.strftime('%Y-%m-%d', time.gmtime(m.last))})")
     return 0
 
 

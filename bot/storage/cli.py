@@ -55,10 +55,11 @@ def cmd_migrate_store(args: argparse.Namespace, settings: Settings) -> int:
     from pathlib import Path
 
     import bot.catalog.guild_aliases
+    import bot.catalog.misses
     import bot.games.store
     import bot.guild_settings
     import bot.leagues.store
-    import bot.web.tokens  # noqa: F401 - with the three above: each registers what it stores (bot.storage.registry)
+    import bot.web.tokens  # noqa: F401 - with the five above: each registers what it stores (bot.storage.registry)
     from bot.storage import is_postgres_url, open_storage
     from bot.storage.move import move, report_json
 

@@ -13,10 +13,9 @@ Every game is verified, game by game, right after its batch commits:
   export is built from those rows.
 - **the log**: the game's log, re-folded from those rows (proven equal on the target), must equal its
   snapshot.
-Guild settings, overlay links and leagues (their logs and projections) are compared as sets of rows.
-
-Batches run in `jobs` worker processes (each with its own connections), so reading, hashing and folding
-use every core while the database server stores the rows.
+Guild settings, aliases, lookup misses, overlay links and leagues (logs, projections) are compared as sets
+of rows. Batches run in `jobs` worker processes (each with its own connections), so reading, hashing and
+folding use every core while the database server stores the rows.
 """
 
 from __future__ import annotations
@@ -89,6 +88,7 @@ class MoveReport:
     points_channels: int = 0
     points_posts: int = 0
     guild_aliases: int = 0
+    lookup_misses: int = 0
     overlay_links: int = 0
     leagues: int = 0
     league_events: int = 0

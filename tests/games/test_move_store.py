@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import bot.catalog.misses  # noqa: F401 - registers its table, which the least-privilege test needs created
 from bot.catalog.guild_aliases import GuildAliases
 from bot.games import commands as gc
 from bot.games.schema import MIGRATIONS
