@@ -89,12 +89,21 @@ async def test_no_token_password_or_user_text(settings: Settings, http: aiohttp.
 async def test_distinct_queries_add_no_series(ops_console: ConsoleSession, http: aiohttp.ClientSession) -> None:
     """Labels are command names only: a flood of different queries (and of unknown option text) leaves the
     set of series as it was after the first of each kind."""
+    async def unknown(name: str) -> str:
+        """A command the tree does not know (a stale or hostile client names anything it likes)."""
+        payload = ops_console.discord.interaction(2, ops_console._actor(None),
+                                                  data={"id": "1", "name": name, "type": 1, "options": []})
+        return (await ops_console._dispatch(payload, name))[0].text()
+
     for line in ("/rule query:warm up", "/sim custom attacker:warm target:T4"):
         await ops_console.send(line)
+    assert "outdated or unknown" in await unknown("warm-up-name")
     before = set(samples(await scrape(ops_console, http)))
+    assert ("cogitator_commands_total", (("command", "unknown"), ("outcome", "refused"))) in before
     for i in range(500):
         await ops_console.send(f"/rule query:distinct query {i} {i * 7919}")
         if i % 50 == 0:
             await ops_console.send(f"/sim custom attacker:x{i} target:T{i}")
+            await unknown(f"no-such-command-{i}")
     after = set(samples(await scrape(ops_console, http)))
     assert after == before, after ^ before
