@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import io
 import math
-from typing import Literal
+from typing import Any, Literal
 
 import discord
 from discord import app_commands
@@ -46,6 +46,10 @@ async def _say(interaction: discord.Interaction, text: str, *, ephemeral: bool =
 class League(commands.GroupCog, group_name="league", group_description="Server leagues: results, standings, ratings."):
     def __init__(self, bot: commands.Bot) -> None:
         self.bot = bot
+        # Drawn tables and computed statistics, keyed by the league's last event: any change (in any process)
+        # gives a new key, so an entry is never stale; the oldest go first.
+        self._drawn: dict[tuple, bytes] = {}
+        self._figures: dict[tuple, league_stats.Stats] = {}
 
     # ---- running a league (Manage Server) --------------------------------------------------------
 
@@ -171,7 +175,9 @@ class League(commands.GroupCog, group_name="league", group_description="Server l
         if page > pages:
             raise UserError(f"The table has {pages} page{'s' if pages != 1 else ''}.", field="page")
         shown = rows[(page - 1) * render.PAGE_ROWS: page * render.PAGE_ROWS]
-        png = await asyncio.to_thread(render.table_png, standing.league, shown, page=page, pages=pages)
+        key = (standing.league.id, standing.league.last_seq, page)
+        png = self._drawn.get(key) or _remember(self._drawn, key, await asyncio.to_thread(
+            render.table_png, standing.league, shown, page=page, pages=pages))
         embed = render.table_embed(standing.league, shown, page=page, pages=pages, total=len(rows))
         await interaction.response.send_message(embed=embed, file=discord.File(_bytes(png), render.TABLE_FILE),
                                                 allowed_mentions=NO_MENTIONS)
@@ -183,9 +189,12 @@ class League(commands.GroupCog, group_name="league", group_description="Server l
                     player: discord.User | None = None, league: str | None = None) -> None:
         store = leagues_of(interaction)
         found = await call(interaction, store.find, _guild(interaction), league, interaction.channel_id)
-        results = await call(interaction, store.results, found)
-        figures = await asyncio.to_thread(league_stats.faction_stats, results, faction=faction,
-                                          player=player.id if player else None)
+        key = (found.id, found.last_seq, " ".join((faction or "").casefold().split()), player.id if player else None)
+        figures = self._figures.get(key)
+        if figures is None:
+            results = await call(interaction, store.results, found)
+            figures = _remember(self._figures, key, await asyncio.to_thread(
+                league_stats.faction_stats, results, faction=faction, player=player.id if player else None))
         heading = "statistics" + (f" of {faction[:60]}" if faction else "") + (
             f" for {player.display_name}" if player else "")
         await interaction.response.send_message(embed=render.stats_embed(found, figures, heading=heading),
@@ -207,6 +216,16 @@ class League(commands.GroupCog, group_name="league", group_description="Server l
         embed = render.player_embed(standing.league, user.display_name, row, games, user.id, history)
         await interaction.response.send_message(embed=embed, file=discord.File(_bytes(png), render.CHART_FILE),
                                                 allowed_mentions=NO_MENTIONS)
+
+
+CACHED = 64
+
+
+def _remember(cache: dict, key: tuple, value: Any) -> Any:
+    if len(cache) >= CACHED:
+        cache.pop(next(iter(cache)))
+    cache[key] = value
+    return value
 
 
 def _bytes(data: bytes) -> io.BytesIO:

@@ -80,6 +80,8 @@ class LeagueStore:
         self.storage.migrate("leagues", MIGRATIONS)
         # (league id) -> (last_seq, parsed results): stats and exports of a 5,000-result league parse once per change.
         self._results: dict[int, tuple[int, list[dict[str, Any]]]] = {}
+        # (league id) -> its last table: read again only once the league's last event (`League.last_seq`) moved.
+        self._standings: dict[int, Standing] = {}
         self._guard = threading.Lock()
 
     def close(self) -> None:
@@ -289,9 +291,15 @@ class LeagueStore:
                 league = _league(row)
             else:
                 league = _resolve(conn, guild_id, name, channel_id)
+            cached = self._standings.get(league.id)
+            if cached is not None and cached.league == league:  # nothing happened since (its last event)
+                return cached
             table = standings.load(json.loads(_standings_text(conn, league.id)))
             members = self._members(conn, league.id)
-        return Standing(league, standings.ranked(table, members), members)
+        found = Standing(league, standings.ranked(table, members), members)
+        with self._guard:
+            _bounded(self._standings, league.id)[league.id] = found
+        return found
 
     @staticmethod
     def _members(conn: Conn, league_id: int) -> dict[int, Member]:
@@ -321,7 +329,7 @@ class LeagueStore:
                                     (league.id, cached[0], last)).fetchall()
                 found = _caught_up(cached[1], rows)
         with self._guard:
-            self._results[league.id] = (last, found)
+            _bounded(self._results, league.id)[league.id] = (last, found)
         return found
 
     def log(self, league: League) -> list[dict[str, Any]]:
@@ -339,6 +347,16 @@ class LeagueStore:
                      (league_id, seq, self.now(), actor, kind, json.dumps(body, sort_keys=True)))
         conn.execute("UPDATE leagues SET last_seq = ? WHERE id = ?", (seq, league_id))
         return seq
+
+
+CACHED_LEAGUES = 64  # leagues whose table and results a process keeps in memory (the least recently stored go)
+
+
+def _bounded(cache: dict, key: int) -> dict:
+    cache.pop(key, None)  # stored again: now the newest
+    while len(cache) >= CACHED_LEAGUES:
+        cache.pop(next(iter(cache)))
+    return cache
 
 
 def _resolve(conn: Conn, guild_id: int, name: str | None, channel_id: int | None) -> League:

@@ -90,6 +90,9 @@ async def test_a_season(console: ConsoleSession) -> None:
     await ok(console, "/league void result:1 reason:wrong score")
     assert [p["games"] for p in table(console)["players"]] == [0, 0, 0]
     assert [p["rating"] for p in table(console)["players"]] == [1500.0] * 3
+    # What the commands drew before the void is not shown again (their caches are keyed by the league's log).
+    assert "Alice (Orks): 0 games" in (await ok(console, "/league table", user=CAROL)).text()
+    assert "No confirmed games" in (await ok(console, "/league stats faction:Necrons")).text()
     log = console.bot.services.leagues.log(console.bot.services.leagues.find(501, "Autumn League"))
     assert log[-1]["type"] == "void" and log[-1]["data"] == {"result_id": 1, "reason": "wrong score"}
     assert log[-1]["actor_user"] == ALICE
