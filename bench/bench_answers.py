@@ -39,12 +39,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_catalog import build_full, machine_line, pct, settings_for  # noqa: E402
+from bot.catalog.answers import Answerer  # noqa: E402
 from bot.catalog.model import FAQ_TARGET_KINDS  # noqa: E402
 from bot.catalog.normalize import normalize  # noqa: E402
 from bot.catalog.service import Catalog, open_catalog  # noqa: E402
 from bot.catalog.things import name_key  # noqa: E402
 from bot.console.lines import ConsoleInputError  # noqa: E402
 from bot.console.session import ConsoleSession  # noqa: E402
+from bot.render.answers import ANSWER_FOOTER, NOT_SURE  # noqa: E402
 
 SETS = ("players_frozen", "players_heldout")
 QUERIES = ROOT / "bench" / "queries"
@@ -66,7 +68,7 @@ class Item:
 
 @dataclass
 class Seen:
-    form: str  # answer | picker | not-loaded | no-match | error
+    form: str  # answer | passages | picker | not-loaded | no-match | error
     items: list[Item] = field(default_factory=list)
     body: str = ""
 
@@ -101,6 +103,9 @@ def seen(replies: list, catalog: Catalog) -> Seen:
             return Seen("not-loaded", body=body)
         if title == "No match":
             return Seen("no-match", body=body)
+        footer = embed.get("footer") or ""
+        passages = footer.startswith(ANSWER_FOOTER)  # a question answered from the rules text: its menu lists
+        # the quoted passages' entries first, then the related ones; confident unless it says "I'm not sure"
         for comp in reply.components:
             if comp.get("type") == "select" and comp.get("options"):
                 items = []
@@ -108,8 +113,8 @@ def seen(replies: list, catalog: Catalog) -> Seen:
                     idx = catalog.index.by_id.get(option.get("value"))
                     rec = catalog.index.records[idx] if idx is not None else None
                     items.append(Item(option["label"], rec.edition if rec else None, rec.number if rec else None))
-                return Seen("picker", items, body)
-        footer = embed.get("footer") or ""
+                sure = passages and not (embed.get("description") or "").startswith(NOT_SURE)
+                return Seen("answer" if sure else "passages" if passages else "picker", items, body)
         edition = "11e" if footer.startswith("11th") else "10e" if footer.startswith("10th") else None
         if title and edition:
             m = _TITLE_NUMBER.match(title)
@@ -228,44 +233,86 @@ def faq_query(item: dict) -> str:
     return " ".join(_MARKUP.sub(" ", text).split())
 
 
-def concerned(hit, targets: list[dict]) -> bool:  # noqa: ANN001 - Hit
-    key = name_key(normalize(hit.name))
-    return any(hit.kind in FAQ_TARGET_KINDS.get(t.get("type"), ()) and key == name_key(normalize(t["name"]["en"]))
-               for t in targets if isinstance(t.get("name"), dict) and t["name"].get("en"))
+CONFIGS = {"name search (before)": None, "lexical (bm25)": ("lexical",), "semantic": ("semantic",),
+           "lexical + named": ("lexical", "named"), "fused (all)": ("lexical", "semantic", "named")}
 
 
-def faq_set(catalog: Catalog, faqs_path: Path) -> None:
-    items = json.loads(faqs_path.read_text(encoding="utf-8"))["faqs"]
-    own: dict[str, str] = {}  # gdc id -> catalog id of the FAQ entry itself (excluded from its own hits)
-    for rec in catalog.index.records:
-        if rec.kind == "faq":
-            entry = catalog.store.get(rec.id)
-            if entry is not None:
-                own[str(entry.data.get("gdc_id"))] = rec.id
-    tallies: dict[tuple[str, str], list[int]] = {}
-    times: list[float] = []
-    for item in items:
+@dataclass
+class Tally:
+    right: int = 0
+    total: int = 0
+    confident_wrong: int = 0
+    ms: list[float] = field(default_factory=list)
+
+    def add(self, ok: bool, confident_wrong: bool, ms: float) -> None:
+        self.right += ok
+        self.total += 1
+        self.confident_wrong += confident_wrong
+        self.ms.append(ms)
+
+
+def shown(catalog: Catalog, answerer: Answerer, query: str, use: tuple[str, ...] | None) -> tuple[list, bool, float]:
+    """The first 3 things a ranker shows for `query` as (kind, name, edition, number), whether it claims the
+    first, and the time it took. `use` None: the name search as before issue 21 (never confident on questions)."""
+    started = time.perf_counter()
+    if use is None:
+        hits = catalog.search(query, limit=10)
+        out = [(h.kind, h.name, h.edition, _number(catalog, h.id)) for h in hits if h.kind != "faq"][:3]
+        return out, False, (time.perf_counter() - started) * 1000
+    answer = answerer.answer(query, use=use)
+    out = [(q.passage.kind, q.passage.name, q.passage.edition, q.passage.number) for q in answer.passages]
+    return out, answer.confident, (time.perf_counter() - started) * 1000
+
+
+def _number(catalog: Catalog, entry_id: str) -> str | None:
+    idx = catalog.index.by_id.get(entry_id)
+    return catalog.index.records[idx].number if idx is not None else None
+
+
+def faq_rows(faqs_path: Path) -> list[tuple[str, str, list[dict]]]:
+    """(parity, query, targets) of every FAQ entry with a question or errata header and a target."""
+    rows = []
+    for item in json.loads(faqs_path.read_text(encoding="utf-8"))["faqs"]:
         query = faq_query(item)
         targets = [t for t in item.get("targets") or [] if t.get("type") in FAQ_TARGET_KINDS]
-        if not query or not targets:
+        if query and targets:
+            rows.append(("odd" if int(str(item["id"]).replace("-", ""), 16) % 2 else "even", query, targets))
+    return rows
+
+
+def compare(catalog: Catalog, faqs_path: Path) -> None:
+    """Issue 21's comparison, one run: each ranker on the question rows of both blind sets and on the FAQ."""
+    answerer = catalog.answerer
+    semantic = answerer.vectors is not None
+    questions = {name: [r for r in load_set(name) if r["kind"] == "question"] for name in SETS}
+    faqs = faq_rows(faqs_path)
+    print("Questions answered from the rules passages: an accepted (or concerned) entry among the first 3, "
+          "confident wrong answers, time per question")
+    print(f"  {'ranker':<22}" + "".join(f"{h:>26}" for h in (*SETS, "FAQ odd ids", "FAQ even ids (tuning)"))
+          + f"{'p99 ms':>9}")
+    for label, use in CONFIGS.items():
+        if use is not None and "semantic" in use and not semantic:
+            print(f"  {label:<22}  (no passage vectors loaded)")
             continue
-        parity = "odd" if int(str(item["id"]).replace("-", ""), 16) % 2 else "even"
-        shape = "question" if item.get("question") else "errata"
-        started = time.perf_counter()
-        hits = catalog.search(query, limit=10)
-        times.append((time.perf_counter() - started) * 1000)
-        hits = [h for h in hits if h.id != own.get(str(item["id"]))][:3]
-        ok = any(concerned(h, targets) for h in hits)
-        for key in ((parity, shape), (parity, "all")):
-            tally = tallies.setdefault(key, [0, 0])
-            tally[0] += ok
-            tally[1] += 1
-    print(f"FAQ as a question set ({faqs_path.name}; query = question, or errata header; own entry excluded):")
-    for parity in ("odd", "even"):
-        row = "  ".join(f"{shape} {ratio(*tallies.get((parity, shape), [0, 0]))}"
-                        for shape in ("question", "errata", "all"))
-        print(f"  {parity + ' ids':<9} {row}" + ("   target 70% (all)" if parity == "odd" else "   (tuning half)"))
-    print(f"  search time p50 {pct(times, 50):.2f} ms  p99 {pct(times, 99):.2f} ms (catalog.search, n={len(times)})")
+        tallies = {key: Tally() for key in (*SETS, "odd", "even")}
+        for name, rows in questions.items():
+            for row in rows:
+                items, sure, ms = shown(catalog, answerer, row["query"], use)
+                hits = [accepted(Item(n, e, num), row) for _k, n, e, num in items]
+                tallies[name].add(any(hits[:3]), sure and not (hits and hits[0]), ms)
+        for parity, query, targets in faqs:
+            items, sure, ms = shown(catalog, answerer, query, use)
+            ok = [concerned(k, n, targets) for k, n, _e, _num in items]
+            tallies[parity].add(any(ok[:3]), sure and not (ok and ok[0]), ms)
+        cells = "".join(f"{ratio(t.right, t.total):>20} cw {t.confident_wrong:<3}" for t in tallies.values())
+        every = [m for t in tallies.values() for m in t.ms]
+        print(f"  {label:<22}{cells}{pct(every, 99):9.1f}")
+
+
+def concerned(kind: str, name: str, targets: list[dict]) -> bool:
+    key = name_key(normalize(name))
+    return any(kind in FAQ_TARGET_KINDS.get(t.get("type"), ()) and key == name_key(normalize(t["name"]["en"]))
+               for t in targets if isinstance(t.get("name"), dict) and t["name"].get("en"))
 
 
 def main() -> int:
@@ -286,7 +333,7 @@ def main() -> int:
         asyncio.run(run_sets(full, "full data (+ Wahapedia 10e + game-datacards 11e)", full=True))
         catalog = open_catalog(settings_for(full))
         try:
-            faq_set(catalog, datasets / "gdc-11e" / "faqs.json")
+            compare(catalog, datasets / "gdc-11e" / "faqs.json")
         finally:
             catalog.close()
     return 0

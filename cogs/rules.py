@@ -26,6 +26,7 @@ from bot.catalog.service import Catalog
 from bot.discord_glue.aliases import aliased, server_alias
 from bot.discord_glue.choices import faction_choices
 from bot.errors import UserError
+from bot.render.answers import answer_embed
 from bot.render.common import NO_MENTIONS, edition_label, escape, truncate
 from bot.render.points import datasheet_points_field
 from bot.render.rules import (
@@ -333,6 +334,15 @@ class Rules(commands.Cog):
             # An id of another kind or edition (picked before `edition:` was changed) is looked up by its name
             # there; read as text, the raw id matched nothing (found by the console fuzz).
             query, entry = clean_text(entry.name), None
+        if entry is None and kind is None and looks_like_question(query):
+            answer = await asyncio.to_thread(catalog.answer, query, edition=edition)
+            if answer.passages:  # else the name search's menu or No match, which say what is not loaded
+                view = discord.ui.View(timeout=None)
+                view.add_item(PickSelect(interaction.user.id, catalog.answerer.hits(answer)[:PICKER_SIZE]))
+                await interaction.response.send_message(
+                    embed=answer_embed(answer, partial=not catalog.full_sources_loaded()), view=view,
+                    allowed_mentions=NO_MENTIONS)
+                return
         if entry is None:
             resolution = await asyncio.to_thread(catalog.resolve, query, kind=kind, edition=edition,
                                                  prefer_edition=prefer, faction=(faction or None))

@@ -3,6 +3,7 @@
     python -m bot lookup "QUERY" [--kind K] [--edition 10e|11e] [--limit N] [--json]   (contract 2)
     python -m bot lookup - --json            one query per line on stdin, one JSON line per query
     python -m bot lookup misses [--since 7d] [--guild ID] [--json]   the queries players marked "Not what I asked"
+    python -m bot lookup "QUERY" --answer --json   a question answered from the rules text (contract 9)
     python -m bot import wahapedia PATH      a Wahapedia CSV export folder
     python -m bot import gdc PATH            a game-datacards faction file, core_rules.json, or a folder
     python -m bot catalog build [--force]    (re)build the catalog from data/ and the kept imports
@@ -25,9 +26,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bot.catalog.answers import Answer
 from bot.catalog.importers.common import MAX_CSV_BYTES, MAX_JSON_BYTES
 from bot.catalog.model import EDITIONS, KINDS, CatalogImportError
 from bot.catalog.normalize import clean_text
+from bot.catalog.search import looks_like_question
 from bot.config import Settings
 
 MAX_LIMIT = 100
@@ -42,6 +45,8 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     lookup.add_argument("--json", action="store_true", help="print JSON (always one line per query)")
     lookup.add_argument("--since", help="with `misses`: only misses this recent, e.g. 7d, 24h (kept 90 days)")
     lookup.add_argument("--guild", help="with `misses`: only this server's misses (its id)")
+    lookup.add_argument("--answer", action="store_true",
+                        help="answer a question from the rules text (contract 9); names are looked up as without it")
     lookup.set_defaults(func=cmd_lookup)
     lookup.epilog = ("`lookup misses` lists the queries players marked \"Not what I asked\", most missed first, "
                      "for adding aliases or vocabulary.")
@@ -132,11 +137,15 @@ def cmd_lookup(args: argparse.Namespace, settings: Settings) -> int:
             else [args.query]
         for raw in queries:
             query = clean_text(raw.rstrip("\r\n") if args.query == "-" else raw)
+            if args.answer and args.kind is None and looks_like_question(query):
+                _print_answer(catalog.answer(query, edition=args.edition), as_json)
+                continue
             hits = catalog.search(query, kind=args.kind, edition=args.edition, limit=limit)
             results = [{"id": h.id, "kind": h.kind, "name": h.name, "edition": h.edition, "source": h.source,
                         "score": h.score} for h in hits]
             if as_json:
-                print(json.dumps({"query": query, "results": results}, ensure_ascii=False), flush=True)
+                print(json.dumps({"query": query, **({"question": False} if args.answer else {}),
+                                  "results": results}, ensure_ascii=False), flush=True)
             else:
                 print(f"{query}:" if args.query == "-" else "", end="\n" if args.query == "-" else "")
                 if not results:
@@ -191,6 +200,19 @@ def cmd_misses(args: argparse.Namespace, settings: Settings) -> int:
     for m in found:
         print(f"{m.misses:5d}  {m.query}  (shown: {m.shown}; last {time.strftime('%Y-%m-%d', time.gmtime(m.last))})")
     return 0
+
+
+def _print_answer(answer: Answer, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(answer.as_json(), ensure_ascii=False), flush=True)
+        return
+    print(f"{answer.query}\n  {'answer' if answer.confident else 'not sure; the closest rules'}:")
+    for q in answer.passages:
+        print(f"  {q.passage.number or ''} {q.passage.name} ({q.passage.edition}, {q.passage.source})")
+        print("    " + q.text.replace("\n", "\n    "))
+    for label, items in (("related", answer.related), ("FAQ", answer.faq)):
+        if items:
+            print(f"  {label}: " + " · ".join(i.name for i in items))
 
 
 @_clean

@@ -20,6 +20,7 @@ from pathlib import Path
 from bot.catalog import imports as kept
 from bot.catalog import known as known_mod
 from bot.catalog import known_list, shorthand, things
+from bot.catalog.answers import Answer, Answerer
 from bot.catalog.building import (
     adopt_legacy,
     build_base,
@@ -82,6 +83,7 @@ class Catalog:
         self._lock = threading.Lock()
         self.index = SearchIndex(store.index_rows(), self.aliases, self.shorthand)
         self.known = self._known_names()
+        self.answerer = Answerer(self)
         # Discord sends a request per keystroke and the first letters repeat a lot: remember recent answers.
         self._recent: OrderedDict[tuple, list[Hit]] = OrderedDict()
 
@@ -91,6 +93,10 @@ class Catalog:
         """Best matches first: names (exact, prefix, token, fuzzy), then a full-text fallback."""
         hits, _scores = self._search(query, kind=kind, edition=edition, limit=limit, prefer_edition=prefer_edition)
         return hits
+
+    def answer(self, query: str, *, edition: str | None = None) -> Answer:
+        """A question answered from the rules passages (bot/catalog/answers.py; contract 9)."""
+        return self.answerer.answer(query, edition=edition)
 
     def autocomplete(self, text: str, *, kind: Kinds = None, edition: str | None = None,
                      faction: str | None = None, limit: int = 25,

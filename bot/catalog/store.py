@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot import db
-from bot.catalog import things
+from bot.catalog import passages, things
 from bot.catalog.model import FAQ_TARGET_KINDS, Entry
 from bot.catalog.normalize import normalize
 from bot.errors import UserError
@@ -62,6 +62,7 @@ def _create_schema(db: Database) -> None:
                        pk=("entry_id", "target_id", "relation"), not_null={"entry_id", "target_id", "relation"})
     entries.enable_fts(["name", "text"], tokenize="unicode61 remove_diacritics 2", create_triggers=True)
     _create_things(db)
+    passages.create(db.conn)
 
 
 def _create_things(db: Database) -> None:
@@ -102,14 +103,14 @@ class CatalogStore:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        self._lock = threading.RLock()  # first: close() works even when a damaged file fails to connect
         self._conn = db.connect(self.path)
-        self._lock = threading.RLock()
         version = self._conn.execute("PRAGMA user_version").fetchone()[0]
         if version != SCHEMA_VERSION:
             # The catalog is a cache of data/ plus imports: an old layout is dropped, not migrated.
             names = [(r[0], r[1]) for r in self._conn.execute(
                 "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'trigger') "
-                "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'entries_fts_%'")]
+                "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'entries_fts_%' AND name NOT LIKE 'passages_fts_%'")]
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 for kind, name in names:
@@ -123,11 +124,15 @@ class CatalogStore:
                 raise
         elif not self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'things'").fetchone():
             _create_things(_utils(self._conn))
-        if self.meta("things_version") != THINGS_VERSION:
+        regroup = self.meta("things_version") != THINGS_VERSION
+        if regroup or not self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'passages'").fetchone():
+            # a catalog built before the passages existed gets them now, once (issue 21: about 2 s on full data)
             with self._lock:
                 self._conn.execute("BEGIN IMMEDIATE")
                 try:
-                    self._group_things()
+                    if regroup:
+                        self._group_things()
+                    passages.rebuild(self._conn)
                     self._conn.execute("COMMIT")
                 except BaseException:
                     self._conn.execute("ROLLBACK")
@@ -181,6 +186,7 @@ class CatalogStore:
                 self._relink()
                 self._group_things()
                 self._link_errata()
+                passages.rebuild(self._conn)
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
@@ -348,9 +354,37 @@ class CatalogStore:
                 break
         return results
 
+    # -- passages (bot/catalog/passages.py) ------------------------------------------------------
+    @_reading
+    def passage_search(self, words: list[str], *, limit: int = 50,
+                       edition: str | None = None) -> list[tuple[int, float]]:
+        with self._lock:
+            return passages.search(self._conn, words, limit=limit, edition=edition)
+
+    @_reading
+    def passage_rows(self, rowids: list[int]) -> dict[int, passages.Passage]:
+        with self._lock:
+            return passages.fetch(self._conn, rowids)
+
+    @_reading
+    def passage_ids(self, entry_ids: list[str]) -> dict[str, list[int]]:
+        with self._lock:
+            return passages.ids_of(self._conn, entry_ids)
+
+    @_reading
+    def passage_texts(self) -> list[tuple[int, str, str]]:
+        with self._lock:
+            return [(int(r[0]), r[1], r[2]) for r in passages.all_texts(self._conn)]
+
+    @_reading
+    def passage_fingerprint(self) -> str:
+        with self._lock:
+            return passages.fingerprint(self._conn)
+
     def close(self) -> None:
         with self._lock:
-            self._conn.close()
+            if hasattr(self, "_conn"):
+                self._conn.close()
 
 
 def _bare(norm: str) -> str:

@@ -5,6 +5,7 @@ would answer says so with `data update`, never a silent "No match"; a question i
 from __future__ import annotations
 
 from bot.console.session import ConsoleSession
+from bot.render.answers import ANSWER_FOOTER
 
 
 def only(replies: list) -> dict:
@@ -39,13 +40,29 @@ async def test_an_edition_named_in_the_query_that_is_not_loaded_is_said(console:
     assert "python -m bot data update" in embed["description"]
 
 
-async def test_a_question_is_offered_not_answered_and_says_the_data_is_partial(console: ConsoleSession) -> None:
-    """It used to answer a Thousand Sons stratagem that mentions falling back, with confidence."""
+async def test_a_question_is_answered_from_the_rules_text_and_says_the_data_is_partial(
+        console: ConsoleSession) -> None:
+    """It used to answer a Thousand Sons stratagem that mentions falling back, with confidence; now it quotes the
+    Fall Back rule of the seed pages and says the complete rules are not loaded."""
     reply = [r for r in await console.send("/rule query:can i shoot after falling back") if r.embeds][0]
     embed = reply.embeds[0]
-    assert embed["title"] == "Did you mean…"
-    assert embed["description"].startswith("I'm not sure which rule answers **can i shoot after falling back**")
+    assert embed["footer"].startswith(ANSWER_FOOTER)
+    assert "**Fall Back Moves** · Rule · 10th edition" in embed["description"]
+    assert "> A unit cannot shoot or declare a charge in the same turn that it Fell Back." in embed["description"]
     assert "python -m bot data update" in embed["description"]
+
+
+async def test_a_question_on_the_complete_rules_cites_numbers_and_names_still_answer_as_before(
+        imports_console: ConsoleSession) -> None:
+    replies = await imports_console.send("/rule query:can i shoot after falling back?")
+    reply = [r for r in replies if r.embeds][0]
+    embed = reply.embeds[0]
+    assert "**09.07 Fall-back Move** · Rule · 11th edition" in embed["description"]
+    assert "data update" not in embed["description"]
+    menu = [c for c in reply.components if c.get("type") == "select"][0]
+    assert any(o["value"].startswith("11e:rule:") and o["value"].endswith(":fall-back-move") for o in menu["options"])
+    embed = only(await imports_console.send("/rule query:lethal hits"))
+    assert embed["title"] == "24.23 Lethal Hits"
 
 
 async def test_no_match_on_the_embedded_data_is_never_silent(console: ConsoleSession) -> None:

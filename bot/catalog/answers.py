@@ -1,0 +1,238 @@
+"""Questions answered from the rules text (issue 21, items 1 and 2).
+
+A question ("can i shoot after falling back") is answered from passages (bot/catalog/passages.py), ranked by
+established methods instead of hand-set scores, and merged by reciprocal-rank fusion (Cormack et al., 2009):
+  - lexical: FTS5's bm25() over the passages, the query read through the shorthand and the alias table;
+  - semantic: cosine similarity of static word embeddings (bot/catalog/vectors.py), when the vectors load;
+  - named: the passages of the entries the question names (the name search's mention pass).
+The answer quotes the sentences of the best passage that share the question's words, cites its rule number
+and source, then lists related entries and the FAQ entries that concern them. It is `confident` only when the
+rankers agree; otherwise it says "I'm not sure" and shows the closest rules.
+
+Every step is bounded: the question is clipped to MAX_QUESTION_CHARS and MAX_WORDS words, each ranker
+returns at most POOL passages.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from bot.catalog.normalize import clean_text, normalize
+from bot.catalog.passages import MAX_WORDS, Passage, index_words, sentences
+from bot.catalog.search import looks_hostile, looks_like_question
+
+if TYPE_CHECKING:
+    from bot.catalog.model import Entry, Hit
+    from bot.catalog.search import SearchIndex
+    from bot.catalog.store import CatalogStore
+    from bot.catalog.vectors import PassageVectors
+
+MAX_QUESTION_CHARS = 300  # a question is clipped here (players' questions are one or two sentences)
+POOL = 60  # passages each ranker contributes
+RRF_K = 60  # the usual constant of reciprocal-rank fusion
+SHOWN = 3  # passages quoted or listed
+RELATED = 3
+FAQS = 3
+QUOTE_CHARS = 420  # the quoted sentences of the best passage
+NAMED_HITS = 6  # entries the question names, from the name search
+
+# English function words and the words every question about the game shares: they rank nothing
+STOP_WORDS = frozenset("""
+a an the of for to in on at by with from into onto and or but not no nor if then than so as be been being am is are
+was were do does did doing done can could would should shall will may might must have has had having i me my mine we
+us our you your it its they them their this that these those there here what which who whom whose when where why how
+whats hows cant wont dont doesnt isnt arent any all some each every both either neither just only also too very
+about against between through under again further once more most other such own same get gets got getting
+something anything thing things way ok okay please thanks guys anyone someone need want know
+""".split())  # noqa: SIM905 - a word list reads better as words
+
+
+@dataclass(frozen=True)
+class Quote:
+    passage: Passage
+    text: str  # the sentences quoted from it
+    score: float  # fused score (higher is better)
+
+
+@dataclass(frozen=True)
+class Related:
+    id: str
+    kind: str
+    name: str
+    edition: str
+
+
+@dataclass
+class Answer:
+    query: str
+    question: bool
+    passages: list[Quote] = field(default_factory=list)
+    related: list[Related] = field(default_factory=list)
+    faq: list[Related] = field(default_factory=list)
+    confident: bool = False
+    semantic: bool = False  # whether the semantic ranker took part
+
+    def as_json(self) -> dict:
+        """Contract 9 (`python -m bot lookup QUERY --answer --json`) for a question."""
+        return {"query": self.query, "question": True, "confident": self.confident,
+                "passages": [{"entry_id": q.passage.entry_id, "name": q.passage.name, "rule_number": q.passage.number,
+                              "edition": q.passage.edition, "source": q.passage.source, "text": q.text,
+                              "score": round(q.score, 5)} for q in self.passages],
+                "related": [{"id": r.id, "kind": r.kind, "name": r.name, "edition": r.edition} for r in self.related],
+                "faq": [{"id": f.id, "name": f.name} for f in self.faq]}
+
+
+def query_words(text: str) -> list[str]:
+    """The words of a question worth ranking by: folded like the passages, stop words dropped, bounded."""
+    words = re.findall(r"\w+", index_words(text[:MAX_QUESTION_CHARS]))
+    kept: list[str] = []
+    for word in words:
+        if word not in STOP_WORDS and word not in kept and not word.isdigit():
+            kept.append(word)
+    return kept[:MAX_WORDS]
+
+
+def fuse(rankings: list[list[int]], weights: list[float] | None = None) -> dict[int, float]:
+    """Reciprocal-rank fusion: each ranking adds weight / (RRF_K + rank) to every item it ranks."""
+    weights = weights or [1.0] * len(rankings)
+    scores: dict[int, float] = {}
+    for ranking, weight in zip(rankings, weights, strict=True):
+        for rank, item in enumerate(ranking, start=1):
+            scores[item] = scores.get(item, 0.0) + weight / (RRF_K + rank)
+    return scores
+
+
+def quote(passage: Passage, words: list[str]) -> str:
+    """The passage's sentences that share the question's words (in their order), at most QUOTE_CHARS; the whole
+    passage when it is that short."""
+    text = passage.text.strip()
+    if len(text) <= QUOTE_CHARS:
+        return text
+    stems = {w[:5] for w in words if len(w) >= 3}
+    parts = sentences(text)
+    scored = sorted(range(len(parts)), key=lambda i: (-len(stems & {w[:5] for w in re.findall(
+        r"\w+", index_words(parts[i]))}), i))
+    chosen: list[int] = []
+    size = 0
+    for i in scored:
+        if size + len(parts[i]) > QUOTE_CHARS and chosen:
+            break
+        chosen.append(i)
+        size += len(parts[i]) + 1
+    out = " ".join(parts[i] for i in sorted(chosen))
+    return out if len(out) <= QUOTE_CHARS else out[:QUOTE_CHARS - 1].rstrip() + "…"
+
+
+class Catalog(Protocol):
+    """What answering needs of bot.catalog.service.Catalog (which holds the Answerer: no import back)."""
+
+    store: CatalogStore
+    index: SearchIndex
+
+    def search(self, query: str, *, edition: str | None = ..., limit: int = ...,
+               prefer_edition: str | None = ...) -> list[Hit]: ...
+
+    def errata_for(self, entry_id: str) -> list[Entry]: ...
+
+
+class Answerer:
+    """Answers questions over one catalog's passages (and its passage vectors, when they load)."""
+
+    def __init__(self, catalog: Catalog, vectors: PassageVectors | None = None) -> None:
+        self.catalog = catalog
+        self.vectors = vectors
+
+    def rankings(self, query: str, *, edition: str | None = None,
+                 use: tuple[str, ...] = ("lexical", "semantic", "named")) -> dict[str, list[int]]:
+        """Each ranker's passage rowids, best first (the bench compares them one by one)."""
+        index = self.catalog.index
+        reading = index.reading(query)
+        words = query_words(reading)
+        for variant, _penalty in index.variants(normalize(reading))[1:3]:  # "dev wounds" -> devastating wounds
+            words += [w for w in query_words(variant) if w not in words]
+        out: dict[str, list[int]] = {}
+        if "lexical" in use:
+            out["lexical"] = [r for r, _ in self.catalog.store.passage_search(words[:MAX_WORDS], limit=POOL,
+                                                                              edition=edition)]
+        if "semantic" in use and self.vectors is not None:
+            out["semantic"] = self.vectors.search(reading, limit=POOL, edition=edition)
+        if "named" in use:
+            out["named"] = self._named(query, edition, out.get("lexical", []))
+        return out
+
+    def _named(self, query: str, edition: str | None, lexical: list[int]) -> list[int]:
+        """Passages of the entries the question names, in the name search's order; of each entry its passage
+        that ranks best lexically, else its first."""
+        hits = self.catalog.search(query, edition=edition, limit=NAMED_HITS, prefer_edition=None)
+        named = [h.id for h in hits if h.score >= 85.5]  # search.MENTION_SCORE: named, not merely sharing words
+        if not named:
+            return []
+        by_entry = self.catalog.store.passage_ids(named)
+        lex_rank = {r: i for i, r in enumerate(lexical)}
+        out = []
+        for entry_id in named:
+            rows = by_entry.get(entry_id, [])
+            if rows:
+                out.append(min(rows, key=lambda r: (lex_rank.get(r, POOL), r)))
+        return out
+
+    def answer(self, query: str, *, edition: str | None = None,
+               use: tuple[str, ...] = ("lexical", "semantic", "named")) -> Answer:
+        query = clean_text(query or "")[:MAX_QUESTION_CHARS]
+        result = Answer(query, looks_like_question(query))
+        if not query.strip() or looks_hostile(query):
+            return result
+        ranked = self.rankings(query, edition=edition, use=use)
+        result.semantic = "semantic" in ranked
+        fused = fuse(list(ranked.values()))
+        order = sorted(fused, key=lambda r: (-fused[r], r))
+        found = self.catalog.store.passage_rows(order[:POOL])
+        words = query_words(self.catalog.index.reading(query))
+        seen: set[str] = set()
+        for rowid in order:
+            passage = found.get(rowid)
+            if passage is None or passage.entry_id in seen:
+                continue
+            seen.add(passage.entry_id)
+            if passage.kind == "faq":
+                if len(result.faq) < FAQS:
+                    result.faq.append(Related(passage.entry_id, passage.kind, passage.name, passage.edition))
+            elif len(result.passages) < SHOWN:
+                result.passages.append(Quote(passage, quote(passage, words), fused[rowid]))
+            elif len(result.related) < RELATED:
+                result.related.append(Related(passage.entry_id, passage.kind, passage.name, passage.edition))
+        self._linked_faq(result)
+        result.confident = self._agree(ranked, result)
+        return result
+
+    def hits(self, result: Answer) -> list[Hit]:
+        """Every entry the answer shows (passages, related, FAQ), as hits to open from a menu."""
+        index = self.catalog.index
+        ids = [q.passage.entry_id for q in result.passages] + [r.id for r in result.related + result.faq]
+        out: list[Hit] = []
+        for entry_id in dict.fromkeys(ids):
+            idx = index.by_id.get(entry_id)
+            if idx is not None:
+                out.append(index.thing_hit(index.records[idx], 0.0))
+        return out
+
+    def _linked_faq(self, result: Answer) -> None:
+        """The FAQ and errata linked to the quoted entries come before FAQ passages that only share words."""
+        linked: list[Related] = []
+        for q in result.passages:
+            for faq in self.catalog.errata_for(q.passage.entry_id):
+                if all(f.id != faq.id for f in linked):
+                    linked.append(Related(faq.id, faq.kind, faq.name, faq.edition))
+        rest = [f for f in result.faq if all(f.id != x.id for x in linked)]
+        result.faq = (linked + rest)[:FAQS]
+
+    @staticmethod
+    def _agree(ranked: dict[str, list[int]], result: Answer) -> bool:
+        """Confident only when the best passage's entry leads at least two rankers: a claim needs agreement."""
+        if not result.passages or len(ranked) < 2:
+            return False
+        best = result.passages[0].passage.rowid
+        leaders = sum(1 for ranking in ranked.values() if ranking[:1] == [best])
+        return leaders >= 2

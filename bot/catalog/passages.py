@@ -1,0 +1,205 @@
+"""Rules text split into passages that a question can be answered from (issue 21, item 1).
+
+Every rules text the catalog holds (the numbered 11e core rules and their sub-sections, the 10e core rules,
+FAQ and errata, the keyword glossary, abilities, stratagems, detachment rules and enhancements) is cut into
+short passages, each citing its entry, source, edition and rule number. Datasheets and weapons are not split:
+a question about a unit's profile is a name lookup. One thing shared by several factions (bot/catalog/things.py)
+gives its passages once, from its primary entry.
+
+The passages live in the catalog file beside the entries (table `passages`, FTS5 index `passages_fts` with the
+Porter stemmer, so "falling back" finds "Fall Back"), written in the same transaction as each import, never at
+answer time. `search` ranks them with FTS5's own bm25().
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from bot.catalog.normalize import fold
+
+PASSAGE_KINDS = ("rule", "faq", "keyword", "ability", "stratagem", "detachment", "enhancement", "datasheet")
+PASSAGE_CHARS = 480  # a passage gathers paragraphs up to about this many characters
+MAX_PARAGRAPH = 720  # a longer paragraph is cut at sentence ends
+MAX_PASSAGES = 40  # per entry: the longest core rule section has about 25
+MAX_WORDS = 16  # query words sent to FTS5
+NAME_WEIGHT = 3.0  # bm25() weight of the entry's name against its text (a title says what the passage is about)
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'‘“(*A-Z0-9])")
+_FLAVOUR = re.compile(r"^\*[^*].*[^*]\*$", re.S)  # a whole paragraph in italics: a stratagem's flavour line
+_HYPHENATED = re.compile(r"\w+(?:[-‑‐]\w+)+")
+
+
+@dataclass(frozen=True)
+class Passage:
+    rowid: int
+    entry_id: str
+    kind: str
+    name: str
+    number: str | None
+    edition: str
+    source: str
+    text: str
+
+
+def index_words(text: str) -> str:
+    """What FTS5 indexes (and a query is read as): folded (case, diacritics), a hyphenated word both as its
+    parts and joined ("re-roll" -> "re roll reroll": players type "reroll" and "fall back" alike)."""
+    return _HYPHENATED.sub(lambda m: f"{' '.join(re.split('[-‑‐]', m.group(0)))} {re.sub('[-‑‐]', '', m.group(0))}",
+                           fold(text))
+
+
+def paragraphs(text: str) -> list[str]:
+    """The text's paragraphs, flavour lines dropped, a lead-in ending in ":" kept with what follows it."""
+    out: list[str] = []
+    for block in re.split(r"\n\s*\n", text.replace("\r", "")):
+        block = block.strip()
+        if not block or _FLAVOUR.match(block):
+            continue
+        if out and out[-1].endswith(":"):
+            out[-1] = f"{out[-1]}\n{block}"
+        else:
+            out.append(block)
+    return out
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+def split_text(text: str) -> list[str]:
+    """Passages of about PASSAGE_CHARS: whole paragraphs gathered, a long one cut between sentences."""
+    pieces: list[str] = []
+    for para in paragraphs(text):
+        if len(para) <= MAX_PARAGRAPH:
+            pieces.append(para)
+            continue
+        chunk = ""
+        for sentence in sentences(para):
+            if chunk and len(chunk) + len(sentence) > PASSAGE_CHARS:
+                pieces.append(chunk)
+                chunk = ""
+            chunk = f"{chunk} {sentence}".strip()
+        if chunk:
+            pieces.append(chunk)
+    out: list[str] = []
+    for piece in pieces:
+        if out and len(out[-1]) + len(piece) <= PASSAGE_CHARS:
+            out[-1] = f"{out[-1]}\n\n{piece}"
+        else:
+            out.append(piece[:MAX_PARAGRAPH * 2])
+    return out[:MAX_PASSAGES]
+
+
+def entry_texts(kind: str, text: str, data: dict) -> list[str]:
+    """The passages of one entry (a FAQ keeps its question with its answer)."""
+    if data.get("metadata_only"):
+        return []  # wh40kdc's metadata: no rules text to quote
+    if kind == "faq" and data.get("question"):
+        return [f"Q: {data['question']}\nA: {data.get('answer') or ''}".strip()[:MAX_PARAGRAPH * 2]]
+    if kind == "datasheet":  # one line a profile, weapon or ability: each line is a paragraph
+        return split_text(text.replace("\n", "\n\n"))
+    return split_text(text)
+
+
+def create(conn: sqlite3.Connection) -> None:
+    """The passage table and its FTS5 index, when missing (inside the caller's transaction)."""
+    conn.execute("CREATE TABLE IF NOT EXISTS passages (rowid INTEGER PRIMARY KEY, entry_id TEXT NOT NULL, "
+                 "kind TEXT NOT NULL, name TEXT NOT NULL, number TEXT, edition TEXT NOT NULL, "
+                 "source TEXT NOT NULL, text TEXT NOT NULL, title TEXT NOT NULL, words TEXT NOT NULL)")
+    conn.execute("CREATE INDEX IF NOT EXISTS passages_entry ON passages (entry_id)")
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(title, words, content='passages', "
+                 "content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2')")
+
+
+def rebuild(conn: sqlite3.Connection) -> int:
+    """All passages again from the entries (inside the caller's transaction); returns how many.
+
+    Whole, not per dataset: which entry of a shared thing is primary can change with any import.
+    """
+    create(conn)
+    conn.execute("DELETE FROM passages")
+    marks = ",".join("?" * len(PASSAGE_KINDS))
+    rows = conn.execute(
+        "SELECT e.id, e.kind, e.name, e.number, e.edition, e.source, e.text, e.data FROM entries e "
+        "LEFT JOIN things t ON t.entry_id = e.id "
+        f"WHERE e.kind IN ({marks}) AND (t.thing IS NULL OR t.thing = e.id) ORDER BY e.rowid", PASSAGE_KINDS)
+    batch: list[tuple] = []
+    count = 0
+    for entry_id, kind, name, number, edition, source, text, data in rows:
+        for piece in entry_texts(kind, text, json.loads(data or "{}")):
+            title = index_words(f"{number or ''} {name}")
+            batch.append((entry_id, kind, name, number, edition, source, piece, title, index_words(piece)))
+        if len(batch) >= 2000:
+            count += _insert(conn, batch)
+            batch = []
+    count += _insert(conn, batch)
+    conn.execute("INSERT INTO passages_fts(passages_fts) VALUES ('rebuild')")
+    return count
+
+
+def _insert(conn: sqlite3.Connection, batch: list[tuple]) -> int:
+    conn.executemany("INSERT INTO passages (entry_id, kind, name, number, edition, source, text, title, words) "
+                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", batch)
+    return len(batch)
+
+
+def fts_expression(words: Iterable[str]) -> str | None:
+    """Any of the words, each quoted (no FTS5 syntax gets through); None when no word is left."""
+    safe = []
+    for word in words:
+        word = re.sub(r"[^\w]", "", word)
+        if word and word not in safe:
+            safe.append(word)
+    return " OR ".join(f'"{w}"' for w in safe[:MAX_WORDS]) or None
+
+
+def search(conn: sqlite3.Connection, words: Iterable[str], *, limit: int = 50,
+           edition: str | None = None) -> list[tuple[int, float]]:
+    """(passage rowid, bm25) best first for passages holding any of `words` (bm25 is lower = better)."""
+    expr = fts_expression(words)
+    if expr is None:
+        return []
+    sql = (f"SELECT f.rowid, bm25(passages_fts, {NAME_WEIGHT}, 1.0) AS s FROM passages_fts f "
+           + ("JOIN passages p ON p.rowid = f.rowid WHERE passages_fts MATCH ? AND p.edition = ? " if edition
+              else "WHERE passages_fts MATCH ? ")
+           + "ORDER BY s LIMIT ?")
+    args = (expr, edition, limit) if edition else (expr, limit)
+    return [(int(r[0]), float(r[1])) for r in conn.execute(sql, args).fetchall()]
+
+
+def fetch(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, Passage]:
+    out: dict[int, Passage] = {}
+    for start in range(0, len(rowids), 500):
+        chunk = rowids[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        for r in conn.execute("SELECT rowid, entry_id, kind, name, number, edition, source, text FROM passages "
+                              f"WHERE rowid IN ({marks})", chunk):
+            out[int(r[0])] = Passage(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6], r[7])
+    return out
+
+
+def ids_of(conn: sqlite3.Connection, entry_ids: list[str]) -> dict[str, list[int]]:
+    """The passage rowids of each entry, in order."""
+    out: dict[str, list[int]] = {}
+    marks = ",".join("?" * len(entry_ids[:500]))
+    if marks:
+        for rowid, entry_id in conn.execute(f"SELECT rowid, entry_id FROM passages WHERE entry_id IN ({marks}) "
+                                            "ORDER BY rowid", entry_ids[:500]):
+            out.setdefault(entry_id, []).append(int(rowid))
+    return out
+
+
+def all_texts(conn: sqlite3.Connection) -> Iterable[tuple[int, str, str]]:
+    """(rowid, name, text) of every passage in rowid order: what the vectors are built from."""
+    return conn.execute("SELECT rowid, name, text FROM passages ORDER BY rowid")
+
+
+def fingerprint(conn: sqlite3.Connection) -> str:
+    """Which passages exist (count and rowid range and text size), to tell a vector file that belongs to them."""
+    row = conn.execute("SELECT COUNT(*), COALESCE(MIN(rowid), 0), COALESCE(MAX(rowid), 0), "
+                       "COALESCE(SUM(length(text)), 0) FROM passages").fetchone()
+    return "-".join(str(int(v)) for v in row)

@@ -1,0 +1,110 @@
+"""Questions answered from the rules passages (issue 21, items 1 and 2): the passages are built with the catalog,
+cite their rule number and source, rank by bm25 and fusion, and any question, however hostile, gets a bounded
+answer; contract 9 on the command line."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot.catalog.answers import MAX_QUESTION_CHARS, SHOWN, fuse, query_words
+from bot.catalog.passages import MAX_PASSAGES, entry_texts, index_words, split_text
+from bot.catalog.service import Catalog, open_catalog
+from tests.catalog.conftest import copy_catalog, settings_for
+from tests.catalog.test_cli import run
+
+
+def test_a_rules_text_splits_into_paragraph_passages() -> None:
+    text = ("*A flavour line nobody asks about.*\n\nWHEN: Your Movement phase.\n\nThe following apply:\n\n"
+            "- one\n- two\n\n" + "A long sentence about moving. " * 40)
+    parts = split_text(text)
+    assert not any("flavour" in p for p in parts)
+    assert any("The following apply:\n- one\n- two" in p for p in parts)  # a lead-in keeps what it introduces
+    assert all(len(p) <= 720 for p in parts) and len(parts) >= 3  # a long paragraph is cut between sentences
+    assert len(split_text("Word. " * 20_000)) == MAX_PASSAGES
+
+
+def test_a_faq_keeps_its_question_with_its_answer_and_metadata_gives_nothing() -> None:
+    assert entry_texts("faq", "ignored", {"question": "Can I?", "answer": "No."}) == ["Q: Can I?\nA: No."]
+    assert entry_texts("stratagem", "text", {"metadata_only": True}) == []
+    assert entry_texts("datasheet", "**Boyz** M 6\"\n**Choppa** A3", {}) == ['**Boyz** M 6"\n\n**Choppa** A3']
+
+
+def test_hyphenated_words_are_found_as_typed_either_way() -> None:
+    assert index_words("Re-rolls and Fall-back Moves") == "re rolls rerolls and fall back fallback moves"
+    assert query_words("can i reroll a re-roll?") == ["reroll", "re", "roll"]
+
+
+def test_fusion_rewards_agreement() -> None:
+    scores = fuse([[1, 2, 3], [2, 3, 1], [2]])
+    assert max(scores, key=scores.get) == 2
+    assert fuse([[7]], [2.0])[7] == 2 * fuse([[7]])[7]
+
+
+def test_passages_cite_the_rule_that_answers(small_catalog: Catalog) -> None:
+    answer = small_catalog.answer("can i reroll a reroll")
+    assert answer.question and 1 <= len(answer.passages) <= SHOWN
+    top = [(q.passage.name, q.passage.edition) for q in answer.passages]
+    assert ("Re-rolls", "10e") in top
+    falling = small_catalog.answer("can i shoot after falling back")
+    cited = {(q.passage.number, q.passage.name) for q in falling.passages}
+    assert ("09.07", "Fall-back Move") in cited and (None, "Fall Back Moves") in cited
+    assert all(q.passage.source and q.text for q in falling.passages)
+    # the entries a question names come before texts that merely share a word ("over")
+    assert {q.passage.name for q in small_catalog.answer("do dev wounds spill over").passages[:2]} == \
+        {"Devastating Wounds"}
+
+
+def test_passages_are_built_with_the_catalog_and_an_older_file_gets_them_on_open(small_dir: Path,
+                                                                                 tmp_path: Path) -> None:
+    path = copy_catalog(small_dir, tmp_path / "data") / "catalog.sqlite"
+    conn = sqlite3.connect(path)
+    built = conn.execute("SELECT COUNT(*) FROM passages").fetchone()[0]
+    assert built > 500
+    conn.execute("DROP TABLE passages_fts")
+    conn.execute("DROP TABLE passages")  # as a catalog built before issue 21
+    conn.commit()
+    conn.close()
+    catalog = open_catalog(settings_for(tmp_path / "data"))
+    try:
+        assert catalog.store.passage_fingerprint().split("-")[0] == str(built)
+        assert catalog.answer("can i reroll a reroll").passages
+    finally:
+        catalog.close()
+
+
+_HOSTILE = st.one_of(
+    st.text(max_size=2000),
+    st.just("can " + "the of a an it " * 400 + "?"),  # 2,000 characters of stop words
+    st.text(alphabet=st.characters(min_codepoint=0x1F300, max_codepoint=0x1FAFF), max_size=300),  # emoji
+    st.text(alphabet=st.characters(whitelist_categories=("Lo",)), min_size=1, max_size=300).map(lambda s: s + "?"),
+    st.text(max_size=100).map(lambda s: "can i \ud800 shoot " + s + "?"),  # a lone surrogate
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(query=_HOSTILE)
+def test_any_question_gets_a_bounded_answer(small_catalog: Catalog, query: str) -> None:
+    answer = small_catalog.answer(query)
+    assert len(answer.query) <= MAX_QUESTION_CHARS
+    assert len(answer.passages) <= SHOWN and len(answer.related) <= 3 and len(answer.faq) <= 3
+    json.dumps(answer.as_json()).encode("utf-8")  # printable as contract 9, surrogates included
+    if not any(w for w in query_words(query)):
+        assert not answer.confident
+
+
+def test_lookup_answer_json_is_contract_9(small_dir: Path) -> None:
+    out = run(["lookup", "can i shoot after falling back", "--answer", "--json"], small_dir)
+    assert out.returncode == 0, out.stderr
+    answer = json.loads(out.stdout)
+    assert answer["question"] is True and isinstance(answer["confident"], bool)
+    assert set(answer["passages"][0]) == {"entry_id", "name", "rule_number", "edition", "source", "text", "score"}
+    assert any(p["rule_number"] == "09.07" for p in answer["passages"])
+    assert all(set(r) == {"id", "kind", "name", "edition"} for r in answer["related"])
+    assert all(set(f) == {"id", "name"} for f in answer["faq"])
+    name = json.loads(run(["lookup", "lethal hits", "--answer", "--json"], small_dir).stdout)
+    assert name["question"] is False and name["results"][0]["name"] == "Lethal Hits"
