@@ -1,6 +1,7 @@
 """The real `python -m bot run` under a systemd-like supervisor: it announces READY=1 on a real notification
 socket once connected, pings WATCHDOG=1 from its loop, answers /readyz 200 and /metrics on its ops port with
-the gateway connected, keeps NOTIFY_SOCKET from its worker processes, and says STOPPING=1 on SIGTERM."""
+the gateway connected (and counts a gateway reconnect and a real command), keeps NOTIFY_SOCKET from its worker
+processes, and says STOPPING=1 on SIGTERM."""
 
 from __future__ import annotations
 
@@ -57,6 +58,16 @@ def test_ready_watchdog_and_ops_endpoints(tmp_path: Path, e2e_data_dir: Path) ->
                 metrics = response.read().decode()
             assert "cogitator_gateway_shards_connected 1.0" in metrics
             assert 'cogitator_sim_workers_alive{pool="simulation"} 1.0' in metrics
+            assert "cogitator_gateway_reconnects_total 0.0" in metrics
+
+            session = fake.drop((0, 1), mode="close")  # Discord closes the gateway: the bot resumes
+            fake.wait_until(lambda: session.conn is not None, 30, "a resume after close code 4000")
+            record = fake.slash("about")
+            assert record.callback is not None and record.callback.type == 4, dump_on_failure(bot)
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as response:
+                metrics = response.read().decode()
+            assert "cogitator_gateway_reconnects_total 1.0" in metrics, dump_on_failure(bot)
+            assert 'cogitator_commands_total{command="about",outcome="ok"} 1.0' in metrics
             workers = _children(bot.pid)
             assert workers, "the forkserver and its workers"
             for child in workers:

@@ -128,3 +128,13 @@ async def test_a_public_address_is_logged(settings: Settings, caplog: pytest.Log
         assert not any("non-loopback" in r.getMessage() for r in caplog.records)
     finally:
         await session.close()
+
+
+async def test_health_fails_when_the_loop_lags(ops_console: ConsoleSession, http: aiohttp.ClientSession) -> None:
+    """A loop that ran its last timer over a second late is not healthy (a hung one does not answer at all)."""
+    ops = ops_console.bot.ops
+    ops._ticker.cancel()  # hold the measurement still: the lag as last measured
+    ops.loop_lag = 1.5
+    assert await get(http, ops_url(ops_console, "/healthz")) == (503, '{"ok": false}')
+    ops.loop_lag = 0.1
+    assert await get(http, ops_url(ops_console, "/healthz")) == (200, '{"ok": true}')
