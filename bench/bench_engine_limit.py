@@ -5,7 +5,7 @@ Targets (engines alternating call by call in this one process, CPU time per call
 - 20 single-profile 11e cases: Cogitator >= 10x faster than W40kDiviner (geometric mean of the per-case
   ratios of medians) and <= 2x the wh40kdc cruncher's time per case (the cruncher gives means only);
 - a mixed unit with a leader (Captain + 10 Intercessors, 3 weapon groups, <= 60 attack dice): median <= 0.3 ms.
-Cogitator is timed as `engine.simulate(request)` (a request seen before reuses its compiled plan, the
+Each call is timed with the garbage collector paused (collected before it), as `timeit` does. Cogitator is timed as `engine.simulate(request)` (a request seen before reuses its compiled plan, the
 engine's cache by value) and, for the record, "cold": the plan cache emptied before every call (the
 per-die kernel caches stay, as in a running bot), which is what a never-seen request costs.
 Also printed: the engine part of a 20 x 20 matchup through `engine.evaluate_batch`, cold and warm.
@@ -18,6 +18,7 @@ printed with the numbers.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import statistics
 import sys
@@ -74,9 +75,16 @@ def diviner_form(req: dict) -> dict:
 
 
 def cpu(fn) -> float:
-    t = time.process_time()
-    fn()
-    return time.process_time() - t
+    """CPU time of one call with the garbage collector paused (as `timeit` does): otherwise a collection
+    that another engine's garbage made due is charged to whichever call happens to allocate next."""
+    gc.collect()
+    gc.disable()
+    try:
+        t = time.process_time()
+        fn()
+        return time.process_time() - t
+    finally:
+        gc.enable()
 
 
 def cold(req: dict):

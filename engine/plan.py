@@ -44,7 +44,7 @@ from engine.rules import ResolvedGroup, resolve
 ROW_OPERATOR_MAX_SECONDS = 0.005  # estimated cost of a group's W rows; above it the group runs directly
 ROW_OPERATOR_MAX_BYTES = 8 * 2**20
 CACHE_MAX_PLANS = 512
-CACHE_MAX_BYTES = 64 * 2**20  # operators held by cached plans, in all
+CACHE_MAX_BYTES = 32 * 2**20  # operators held by cached plans, in all (a worker's cap: docs/operations.md)
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
