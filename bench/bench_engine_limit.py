@@ -5,7 +5,7 @@ Targets (engines alternating call by call in this one process, CPU time per call
 - 20 single-profile 11e cases: Cogitator >= 10x faster than W40kDiviner (geometric mean of the per-case
   ratios of medians) and <= 2x the wh40kdc cruncher's time per case (the cruncher gives means only);
 - a mixed unit with a leader (Captain + 10 Intercessors, 3 weapon groups, <= 60 attack dice): median <= 0.3 ms.
-Each call is timed with the garbage collector paused (collected before it), as `timeit` does. Cogitator is timed as `engine.simulate(request)` (a request seen before reuses its compiled plan, the
+The garbage collector is paused while timing and run between rounds (`rounds`). Cogitator is timed as `engine.simulate(request)` (a request seen before reuses its compiled plan, the
 engine's cache by value) and, for the record, "cold": the plan cache emptied before every call (the
 per-die kernel caches stay, as in a running bot), which is what a never-seen request costs.
 Also printed: the engine part of a 20 x 20 matchup through `engine.evaluate_batch`, cold and warm.
@@ -75,16 +75,26 @@ def diviner_form(req: dict) -> dict:
 
 
 def cpu(fn) -> float:
-    """CPU time of one call with the garbage collector paused (as `timeit` does): otherwise a collection
-    that another engine's garbage made due is charged to whichever call happens to allocate next."""
-    gc.collect()
+    t = time.process_time()
+    fn()
+    return time.process_time() - t
+
+
+def rounds(fns: dict, repeats: int) -> dict[str, list[float]]:
+    """CPU time per call, the engines alternating call by call. The garbage collector is paused while
+    timing (as `timeit` does) and run between every 10 rounds, untimed: otherwise a collection that one
+    engine's garbage made due is charged to whichever call allocates next."""
+    times: dict[str, list[float]] = {k: [] for k in fns}
     gc.disable()
     try:
-        t = time.process_time()
-        fn()
-        return time.process_time() - t
+        for i in range(repeats):
+            if i % 10 == 0:
+                gc.collect()
+            for key, fn in fns.items():
+                times[key].append(cpu(fn))
     finally:
         gc.enable()
+    return times
 
 
 def cold(req: dict):
@@ -117,10 +127,7 @@ def bench_single(diviner: str | None, repeats: int) -> None:
             fns["div"] = prepare(diviner_form(req))
         for fn in fns.values():  # warm-up (and the first compile)
             fn()
-        times: dict[str, list[float]] = {k: [] for k in fns}
-        for _ in range(repeats):
-            for key, fn in fns.items():
-                times[key].append(cpu(fn))
+        times = rounds(fns, repeats)
         med = {k: statistics.median(v) for k, v in times.items()}
         ours = engine.simulate(req)["models_killed"]["mean"]
         div_mean = ""
@@ -152,8 +159,8 @@ def bench_mixed_unit(repeats: int) -> None:
     for ed in ("11e", "10e"):
         req = {"edition": ed, "volley": MIXED_VOLLEY, "target": {"groups": [INTERCESSORS, CAPTAIN]}}
         engine.simulate(req)
-        warm = [cpu(lambda q=req: engine.simulate(q)) for _ in range(repeats)]
-        fresh = [cpu(cold(req)) for _ in range(max(20, repeats // 5))]
+        warm = rounds({"warm": lambda q=req: engine.simulate(q)}, repeats)["warm"]
+        fresh = rounds({"cold": cold(req)}, max(20, repeats // 5))["cold"]
         med = statistics.median(warm)
         print(f"  {ed}: median {med * 1e3:.3f} ms, p99 {sorted(warm)[int(0.99 * (len(warm) - 1))] * 1e3:.3f} ms; "
               f"cold plan median {statistics.median(fresh) * 1e3:.3f} ms")
