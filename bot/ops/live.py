@@ -85,6 +85,8 @@ class Ops:
         self._pending: Future | None = None
         self._catalog: tuple[float, list[tuple[str, str, int]], dict[str, float]] | None = None
         self._ticker: asyncio.Task | None = None
+        self._building: asyncio.Future[bytes] | None = None
+        self.builds = 0  # /metrics texts built (tests)
         self.registry = CollectorRegistry()
         self.registry.register(_Forward(metrics.REGISTRY))
         self.registry.register(_Live(self))
@@ -150,7 +152,14 @@ class Ops:
 
     # ------------------------------------------------------------------ metrics
     async def scrape(self) -> bytes:
-        """The Prometheus text of every metric, readiness checked first; built in the scrape thread."""
+        """The Prometheus text of every metric, readiness checked first; built in the scrape thread. Scrapes
+        that arrive while one is being built share it: a flood of requests costs one build at a time."""
+        if self._building is None or self._building.done():
+            self._building = asyncio.ensure_future(self._build())
+        return await asyncio.shield(self._building)
+
+    async def _build(self) -> bytes:
+        self.builds += 1
         await self.ready()
         return await asyncio.get_running_loop().run_in_executor(self._scrape, generate_latest, self.registry)
 

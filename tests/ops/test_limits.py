@@ -68,3 +68,24 @@ async def test_flood_slowloris_and_long_paths(ops_console: ConsoleSession, http:
     assert refused(after, "slow") - refused(before, "slow") >= 1
     assert refused(after, "large") - refused(before, "large") >= 1
     no_tracebacks(caplog)
+
+
+async def test_concurrent_scrapes_share_one_build(ops_console: ConsoleSession, http: aiohttp.ClientSession) -> None:
+    """A flood of /metrics requests builds the text once per wave, not once per request."""
+    ops = ops_console.bot.ops
+    checked = ops.ready
+    release = asyncio.Event()
+
+    async def held() -> dict[str, bool]:  # the build waits here until every request has asked for it
+        await release.wait()
+        return await checked()
+    ops.ready = held  # type: ignore[method-assign]
+    before = ops.builds
+    scrapes = [asyncio.create_task(ops.scrape()) for _ in range(40)]
+    await asyncio.sleep(0)  # each task runs to its first wait
+    release.set()
+    texts = await asyncio.gather(*scrapes)
+    assert ops.builds - before == 1 and len(set(texts)) == 1
+    ops.ready = checked  # type: ignore[method-assign]
+    code, text = await get(http, ops_url(ops_console, "/metrics"))
+    assert code == 200 and ops.builds - before == 2, "the next scrape builds afresh"
