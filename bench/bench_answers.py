@@ -17,6 +17,16 @@ header) as the query, that FAQ entry itself excluded from the hits; right when o
 (its targets, by kind and name) is among the first 3 hits. Tune on even ids, report odd ids: an id's parity is
 that of its UUID read as a hex number.
 
+A question is answered from the rules passages (bot/catalog/answers.py): its reply is read by the answer footer,
+the menu listing the quoted passages' entries first; it is an "answer" (confident) unless it says "I'm not sure".
+
+The comparison (full data, one run): each ranker alone and fused, on the question rows of both blind sets and
+on the FAQ (odd ids reported, even ids the tuning half): an accepted / concerned entry among the first 3
+passages, confident wrong answers, time per question. "name search (before)" is the catalog search as it
+answered questions before the passages. The semantic rows need `wordllama` installed (bench/semantic.py);
+the bot does not ship it (docs/architecture.md says why). Last, the RSS of a fresh process with the full data
+loaded and questions answered, with and without the passage vectors.
+
 Targets (issue 21, full data): names >= 95 % on top, questions >= 85 % within 3, confident wrong <= 1 %,
 FAQ odd ids >= 70 %, name answer p99 <= 50 ms, question answer p99 <= 150 ms, autocomplete p99 <= 10 ms.
 
@@ -282,8 +292,12 @@ def faq_rows(faqs_path: Path) -> list[tuple[str, str, list[dict]]]:
 
 def compare(catalog: Catalog, faqs_path: Path) -> None:
     """Issue 21's comparison, one run: each ranker on the question rows of both blind sets and on the FAQ."""
-    answerer = catalog.answerer
-    semantic = answerer.vectors is not None
+    from bench import semantic as semantic_mod
+
+    model = semantic_mod.load_model()
+    vectors = semantic_mod.build(catalog.store.passage_texts(), model) if model is not None else None
+    answerer = Answerer(catalog, vectors)
+    semantic = vectors is not None
     questions = {name: [r for r in load_set(name) if r["kind"] == "question"] for name in SETS}
     faqs = faq_rows(faqs_path)
     print("Questions answered from the rules passages: an accepted (or concerned) entry among the first 3, "
@@ -315,6 +329,36 @@ def concerned(kind: str, name: str, targets: list[dict]) -> bool:
                for t in targets if isinstance(t.get("name"), dict) and t["name"].get("en"))
 
 
+_RSS_SCRIPT = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+from bench.bench_catalog import settings_for
+from bot.catalog.service import open_catalog
+catalog = open_catalog(settings_for(Path(sys.argv[1])))
+catalog.answer("can i shoot after falling back")
+catalog.resolve("lethal hits")
+if len(sys.argv) > 3:
+    from bench import semantic
+    catalog.answerer.vectors = semantic.build(catalog.store.passage_texts(), semantic.load_model())
+    catalog.answer("can i reroll a reroll")
+print(next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmRSS")))
+"""
+
+
+def rss_line(folder: Path) -> None:
+    """RSS of a fresh process with the full catalog, its search index and passages loaded and questions answered
+    (and, when wordllama is installed, with the passage vectors too), target <= 250 MB."""
+    import subprocess
+
+    for label, extra in (("lexical (shipped)", []), ("with the passage vectors", ["vectors"])):
+        out = subprocess.run([sys.executable, "-c", _RSS_SCRIPT, str(folder), str(ROOT), *extra],
+                             capture_output=True, text=True)
+        kb = out.stdout.strip().splitlines()[-1] if out.returncode == 0 and out.stdout.strip() else None
+        print(f"RSS, full data loaded, {label}: " + (f"{int(kb) / 1024:.0f} MB (target 250 MB)" if kb
+                                                     else f"not measured ({out.stderr.strip()[-120:]})"))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
@@ -336,6 +380,7 @@ def main() -> int:
             compare(catalog, datasets / "gdc-11e" / "faqs.json")
         finally:
             catalog.close()
+        rss_line(full)
     return 0
 
 

@@ -193,9 +193,9 @@ def ids_of(conn: sqlite3.Connection, entry_ids: list[str]) -> dict[str, list[int
     return out
 
 
-def all_texts(conn: sqlite3.Connection) -> Iterable[tuple[int, str, str]]:
-    """(rowid, name, text) of every passage in rowid order: what the vectors are built from."""
-    return conn.execute("SELECT rowid, name, text FROM passages ORDER BY rowid")
+def all_texts(conn: sqlite3.Connection) -> Iterable[tuple[int, str, str, str]]:
+    """(rowid, edition, name, text) of every passage in rowid order: what the vectors are built from."""
+    return conn.execute("SELECT rowid, edition, name, text FROM passages ORDER BY rowid")
 
 
 def fingerprint(conn: sqlite3.Connection) -> str:

@@ -372,9 +372,9 @@ class CatalogStore:
             return passages.ids_of(self._conn, entry_ids)
 
     @_reading
-    def passage_texts(self) -> list[tuple[int, str, str]]:
+    def passage_texts(self) -> list[tuple[int, str, str, str]]:
         with self._lock:
-            return [(int(r[0]), r[1], r[2]) for r in passages.all_texts(self._conn)]
+            return [(int(r[0]), r[1], r[2], r[3]) for r in passages.all_texts(self._conn)]
 
     @_reading
     def passage_fingerprint(self) -> str:
