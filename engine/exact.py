@@ -489,7 +489,9 @@ def allocate_group(s: np.ndarray, gd: GroupDistribution, g: ResolvedGroup, targe
     if gd.collapsed or joint.shape[1] == 1:
         weights = joint.sum(axis=1)
         weights = weights[: _trim(weights)[1] + 1]
-        if s.ndim == 1 and weights.size <= STEP_MAX_ATTACKS:
+        # a few dense steps are cheaper than the renewal mixture: for one state, or for a plan's operator
+        # rows (engine.plan) while the state space is small
+        if not devastating_pending and weights.size <= STEP_MAX_ATTACKS and (s.ndim == 1 or s.shape[-1] <= 64):
             return powers_mixture(s, make_step(loss, target, s), weights)  # a few steps are cheaper
         out = renewal_mixture(s, loss, weights, target.wounds)
         if devastating_pending:
