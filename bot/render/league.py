@@ -94,7 +94,7 @@ def _games(count: int) -> str:
 
 
 def table_embed(league: League, rows: Sequence[dict[str, Any]], *, page: int, pages: int, total: int) -> discord.Embed:
-    embed = discord.Embed(title=truncate(f"{league.name}: standings", 256), colour=COLOUR_GAME,
+    embed = discord.Embed(title=truncate(f"{escape(league.name)}: standings", 256), colour=COLOUR_GAME,
                           description=truncate(table_lines(rows), EMBED_DESCRIPTION_MAX))
     embed.set_image(url=f"attachment://{TABLE_FILE}")
     details = [f"{total} players", f"page {page} of {pages}"]
@@ -112,7 +112,7 @@ def _percent(value: float) -> str:
 
 
 def stats_embed(league: League, stats: Stats, *, heading: str) -> discord.Embed:
-    embed = discord.Embed(title=truncate(f"{league.name}: {heading}", 256), colour=COLOUR_GAME)
+    embed = discord.Embed(title=truncate(f"{escape(league.name)}: {escape(heading)}", 256), colour=COLOUR_GAME)
     if not stats.games:
         embed.description = "No confirmed games match yet."
         return embed
@@ -160,7 +160,7 @@ def rating_chart_png(history: Sequence[tuple[str, float]], *, title: str) -> byt
 def player_embed(league: League, name: str, row: dict[str, Any] | None, games: Sequence[dict[str, Any]],
                  user_id: int, history: Sequence[tuple[str, float]]) -> discord.Embed:
     """A player's card: standing, factions, rating history (as text too) and their newest games."""
-    embed = discord.Embed(title=truncate(f"{name} in {league.name}", 256), colour=COLOUR_GAME)
+    embed = discord.Embed(title=truncate(f"{escape(name)} in {escape(league.name)}", 256), colour=COLOUR_GAME)
     if row is None:
         embed.description = "Not in this league now (their confirmed games still count for their opponents)."
     else:

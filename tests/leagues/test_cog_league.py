@@ -82,6 +82,8 @@ async def test_a_season(console: ConsoleSession) -> None:
     assert "1. Alice (Orks): 1 game, 1-0-0 W-D-L, VP 30 for 0 against, rating 1516" in shown.text()
     stats = await ok(console, "/league stats faction:necrons")
     assert "Necrons**: 1 game, win rate 0%" in stats.text()
+    marked = await ok(console, "/league stats faction:**Orks** @everyone")
+    assert marked.embeds[0]["title"] == "Autumn League: statistics of \\*\\*Orks\\*\\* @\u200beveryone"
     card = await ok(console, f"/league player user:{BOB}")
     assert card.files == ["rating-history.png"] and "1500 → 1484" in card.text()
 
