@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-import re
 from dataclasses import replace
 from typing import Any
 
@@ -25,9 +24,11 @@ from discord.app_commands import Choice
 from discord.ext import commands
 
 from bot.catalog.service import Catalog
+from bot.discord_glue import compare as compare_glue
 from bot.discord_glue import matchup as matchup_glue
 from bot.discord_glue.aliases import aliased
 from bot.discord_glue.choices import faction_choices
+from bot.discord_glue.crits import crit_choices, parse_crits
 from bot.errors import UserError
 from bot.render.common import NO_MENTIONS, escape, truncate
 from bot.render.sim import PLOT_FILENAME, SimDescription, sim_embed, target_line, weapon_line
@@ -35,6 +36,7 @@ from bot.sim import tracked as tracked_sim
 from bot.sim.planner import UnitRequest
 from bot.sim.profiles import parse_attacker, parse_target
 from bot.sim.requests import SimOptions, build_request, weapon_kind
+from bot.sim.variants import choices as variant_choices
 
 log = logging.getLogger("cogitator.sim")
 
@@ -60,21 +62,9 @@ PHASE_CHOICES = [
     Choice(name="shooting", value="shooting"),
     Choice(name="fight", value="fight"),
 ]
-# `crits:` folds the critical hit and critical wound thresholds into one option ("5/6": hits 5+, wounds
-# 6+), so /sim unit stays within Discord's 25 options with `faction:` added. It is autocompleted text, not
-# fixed choices: 25 listed combinations cost ~1,000 of the 4,000 characters Discord allows a command.
-_CRIT_ORDER = [(6, 6), (5, 6), (6, 5), (5, 5), (4, 6), (6, 4), (4, 4), (5, 4), (4, 5), (3, 6), (6, 3), (3, 3),
-               (2, 6), (6, 2), (2, 2)]
-_CRIT_ORDER += [(h, w) for h in range(6, 1, -1) for w in range(6, 1, -1) if (h, w) not in _CRIT_ORDER]
-CRIT_CHOICES = [
-    Choice(name=f"critical hits {h}+, critical wounds {w}+" + (" (default)" if (h, w) == (6, 6) else ""),
-           value=f"{h}/{w}")
-    for h, w in _CRIT_ORDER
-]
-_CRITS = re.compile(r"^\s*([2-6])\s*\+?\s*[/,; ]\s*([2-6])\s*\+?\s*$")
 MATCHUP_VALUES = [
-    Choice(name="expected share of each target destroyed", value="share"),
-    Choice(name="expected points destroyed", value="points"),
+    Choice(name="share destroyed", value="share"),
+    Choice(name="points destroyed", value="points"),
 ]
 REROLL_CHOICES = [
     Choice(name="no re-roll", value="none"),
@@ -109,23 +99,6 @@ def _choice_name(text: str) -> str:
     return truncate(text, 100)
 
 
-def _crits(value: str | None) -> dict[str, int]:
-    """`crits:` "5/6" (also "5+/6+", "5 6") -> the SimOptions thresholds; absent -> SimOptions' defaults."""
-    if not value:
-        return {}
-    match = _CRITS.match(value)
-    if match is None:
-        raise UserError("`crits` is the critical hit and critical wound rolls as `hit/wound`, each 2 to 6: "
-                        "`5/6` means critical hits on 5+ and critical wounds on 6+.", field="crits")
-    return {"critical_hit": int(match.group(1)), "critical_wound": int(match.group(2))}
-
-
-def crit_choices(current: str) -> list[Choice[str]]:
-    """The combinations whose value or wording contains what was typed (all 25 when nothing is)."""
-    typed = (current or "").strip().casefold().replace("+", "")
-    return [c for c in CRIT_CHOICES if typed in c.value or typed in c.name.casefold().replace("+", "")][:25]
-
-
 class Sim(commands.Cog):
     sim = app_commands.Group(
         name="sim", description="Simulate an attack: kills, damage and the odds of a wipe."
@@ -145,7 +118,7 @@ class Sim(commands.Cog):
         typed = interaction.namespace
         given = {field: getattr(typed, option) for option, field in SITUATION_OPTIONS.items()
                  if getattr(typed, option, None) is not None}
-        return SimOptions(edition=self._edition_for_lookup(interaction), **given, **_crits(getattr(typed, "crits", None)))
+        return SimOptions(edition=self._edition_for_lookup(interaction), **given, **parse_crits(getattr(typed, "crits", None)))
 
     def _edition_for_lookup(self, interaction: discord.Interaction) -> str:
         chosen = getattr(interaction.namespace, "edition", None)
@@ -378,15 +351,14 @@ class Sim(commands.Cog):
         return choices
 
     # ------------------------------------------------------------------ /sim matchup
-    @sim.command(name="matchup", description="Every unit of yours against every unit of your opponent's: "
-                                             "who should attack what.")
+    @sim.command(name="matchup", description="Your units against your opponent's: who should attack what")
     @app_commands.describe(
         phase="Shooting (default) or fight",
-        value="Shade by the expected share of each target destroyed (default) or the expected points destroyed",
-        attackers="Without a game's lists: attacking datasheets, comma-separated",
-        targets="Without a game's lists: target datasheets, comma-separated",
-        edition="Rules edition for datasheet names (a game uses its own)",
-        faction="Prefer this faction's datasheets for typed names",
+        value="Share of each target destroyed (default) or points destroyed",
+        attackers="No game: attacker datasheets, comma-separated",
+        targets="No game: target datasheets, comma-separated",
+        edition="Edition for datasheet names",
+        faction="Prefer this faction's datasheets",
     )
     @app_commands.choices(phase=PHASE_CHOICES, value=MATCHUP_VALUES, edition=EDITION_CHOICES)
     async def matchup(
@@ -411,6 +383,53 @@ class Sim(commands.Cog):
     async def _matchup_faction_autocomplete(self, interaction: discord.Interaction,
                                             current: str) -> list[Choice[str]]:
         return faction_choices(self.services.catalog, current)
+
+    # ------------------------------------------------------------------ /sim compare
+    @sim.command(name="compare", description="One attacker and target under up to 4 variants")
+    @app_commands.describe(attacker="Attacking unit",
+                           target="Target unit", variant1="A variant (as listed, a weapon, +1 to hit, …)",
+                           variant2="Another variant", variant3="Another variant", variant4="Another variant",
+                           phase="Shooting or fight", edition="Edition for datasheet names",
+                           faction="Prefer this faction's datasheets")
+    @app_commands.choices(phase=PHASE_CHOICES, edition=EDITION_CHOICES)
+    async def compare(self, interaction: discord.Interaction, attacker: app_commands.Range[str, 1, 100],
+                      target: app_commands.Range[str, 1, 100], variant1: app_commands.Range[str, 1, 200],
+                      variant2: app_commands.Range[str, 1, 200], variant3: app_commands.Range[str, 1, 200] | None = None,
+                      variant4: app_commands.Range[str, 1, 200] | None = None, phase: str | None = None,
+                      edition: str | None = None, faction: app_commands.Range[str, 1, 100] | None = None) -> None:
+        typed = [(f"variant{i}", v) for i, v in enumerate((variant1, variant2, variant3, variant4), 1) if v]
+        comparison = await asyncio.to_thread(
+            compare_glue.plan, self.services, self._game(interaction), SimOptions(edition=self._edition_for_lookup(
+                interaction)), user_id=interaction.user.id, attacker=aliased(interaction, attacker),
+            target=aliased(interaction, target), typed=typed, phase=phase, faction=faction)
+        await compare_glue.answer(interaction, self.services, comparison)
+
+    @compare.autocomplete("variant1")
+    @compare.autocomplete("variant2")
+    @compare.autocomplete("variant3")
+    @compare.autocomplete("variant4")
+    async def _variant_autocomplete(self, interaction: discord.Interaction, current: str) -> list[Choice[str]]:
+        """What this attacker can take: the modifiers, then its weapons (a typed ` + ` combines them)."""
+        attacker = getattr(interaction.namespace, "attacker", None)
+        try:
+            weapons = compare_glue.attacker_weapons(
+                self.services, self._game(interaction), aliased(interaction, str(attacker)),
+                SimOptions(edition=self._edition_for_lookup(interaction)), user_id=interaction.user.id,
+                faction=getattr(interaction.namespace, "faction", None)) if attacker else []
+        except UserError:
+            weapons = []
+        head, _, last = (current or "").rpartition(" + ")
+        prefix = f"{head} + " if head else ""
+        return [Choice(name=_choice_name(prefix + c), value=(prefix + c)[:100]) for c in variant_choices(weapons)
+                if last.strip().casefold() in c.casefold()][:AUTOCOMPLETE_MAX]
+
+    @compare.autocomplete("attacker")
+    async def _compare_attacker_autocomplete(self, interaction: discord.Interaction, current: str) -> list[Choice[str]]:
+        return self._unit_choices(interaction, current, attacker=True)
+
+    @compare.autocomplete("target")
+    async def _compare_target_autocomplete(self, interaction: discord.Interaction, current: str) -> list[Choice[str]]:
+        return self._unit_choices(interaction, current, attacker=False)
 
     # ------------------------------------------------------------------ /sim custom
     @sim.command(

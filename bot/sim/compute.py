@@ -188,3 +188,17 @@ def evaluate_row(requests: list[dict[str, Any]]) -> list[dict[str, float]]:
         raise UserError(_engine_message(error), field=getattr(error, "field", None)) from None
     return [{"p_destroy": float(p), "expected_models": float(k), "share": float(k) / int(n) if n else 0.0}
             for p, k, n in zip(batch.p_wipe, batch.killed_mean, batch.models, strict=True)]
+
+
+def compare(requests: list[dict[str, Any]], labels: list[str], title: str) -> tuple[list[dict[str, Any]], bytes]:
+    """/sim compare: the variants' results (one engine batch) and their overlaid chart."""
+    from engine import RequestError, evaluate_batch
+    from engine.compare_chart import plot_compare
+
+    try:
+        results = evaluate_batch(requests).results
+    except RequestError as error:
+        raise UserError(_engine_message(error), field=getattr(error, "field", None)) from None
+    png = plot_compare([r["models_killed"]["pmf"] for r in results], labels,
+                       [r["models_killed"]["mean"] for r in results], title=title)
+    return results, png
