@@ -116,12 +116,17 @@ def _rows_seconds(gd: exact.GroupDistribution, target: Target) -> float:
     return cost.SEC_MATMUL * work
 
 
-def _compile_group(g: ResolvedGroup, target: Target) -> tuple[Any, dict[str, float]]:
+def _compile_group(g: ResolvedGroup, target: Target, bytes_left: int) -> tuple[Any, dict[str, float]]:
+    """The group's operator rows, or `_Direct` when they would cost more than ROW_OPERATOR_MAX_SECONDS,
+    or more memory than ROW_OPERATOR_MAX_BYTES (the rows of every devastating count while they are built)
+    or than the plan has left (`bytes_left`)."""
     collapse_ok = g.fnp_mortal == g.fnp and exact.same_damage(g)
     gd = exact.group_distribution(g, collapse_ok)
     stages = {"attacks": gd.attacks, "hits": gd.hits, "wounds": gd.wounds, "unsaved": gd.unsaved}
     w, size = target.wounds, target.models * target.wounds + 1
-    if _rows_seconds(gd, target) > ROW_OPERATOR_MAX_SECONDS or 8 * w * size > ROW_OPERATOR_MAX_BYTES:
+    nb = 1 if gd.collapsed or gd.joint.shape[1] == 1 else gd.joint.shape[1]
+    if (_rows_seconds(gd, target) > ROW_OPERATOR_MAX_SECONDS or 8 * nb * w * size > ROW_OPERATOR_MAX_BYTES
+            or 8 * w * size > bytes_left):
         return _Direct(gd, g), stages
     unit = np.zeros((w, size))
     unit[np.arange(w), np.arange(w)] = 1.0
@@ -304,7 +309,10 @@ def build(checked: Checked) -> Plan:
     t = req.target
     spills = req.edition.devastating_spills_after_volley and any(g.devastating for g in groups)
     if req.method == "exact" and not t.mixed and not spills:
-        compiled = [_compile_group(g, t) for g in groups]
+        compiled, left = [], ROW_OPERATOR_MAX_BYTES * 2  # rows a plan keeps, in all
+        for g in groups:
+            compiled.append(_compile_group(g, t, left))
+            left -= compiled[-1][0].nbytes
         ops = tuple(op for op, _ in compiled)
         stages = {key: math.fsum(s[key] for _, s in compiled) for key in ("attacks", "hits", "wounds", "unsaved")}
     elif req.method == "exact" and t.mixed:

@@ -157,3 +157,21 @@ def test_a_refused_batch_builds_nothing():
     with pytest.raises(RequestError) as err:  # every weapon at 10D6+10: over a limit, named
         engine.evaluate_batch([heavy] * 30)
     assert err.value.field.startswith("[0]") and "limit" in err.value.message
+
+
+def test_a_plan_keeps_a_bounded_amount_of_rows(monkeypatch):
+    """Operator rows take W x S floats per group: past the plan's budget the remaining groups run on the
+    state directly, with the same results."""
+    req = {"edition": "11e", "target": {"models": 20, "toughness": 8, "save": 3, "wounds": 10},
+           "volley": [W(2, 3, 10, -2, "D6+2", models=2) for _ in range(5)]}
+    want = engine.simulate(req)
+    monkeypatch.setattr(plan, "ROW_OPERATOR_MAX_BYTES", 20_000)  # rows here: 10 x 201 x 8 = 16,080 bytes
+    plan.CACHE.clear()
+    try:
+        p = engine.compile(req)
+        assert [type(op).__name__ for op in p.ops] == ["_Rows", "_Rows", "_Direct", "_Direct", "_Direct"]
+        got = p.run()
+    finally:
+        plan.CACHE.clear()
+    np.testing.assert_allclose(got["models_killed"]["pmf"], want["models_killed"]["pmf"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got["damage"]["pmf"], want["damage"]["pmf"], rtol=0, atol=1e-12)
