@@ -37,6 +37,8 @@ RELATED = 3
 FAQS = 3
 QUOTE_CHARS = 420  # the quoted sentences of the best passage
 NAMED_HITS = 6  # entries the question names, from the name search
+CORE_KINDS = ("rule", "keyword")
+WEIGHTS = {"lexical": 1.0, "core": 0.3, "semantic": 1.0, "named": 1.0}  # each ranking's weight in the fusion
 
 # English function words and the words every question about the game shares: they rank nothing
 STOP_WORDS = frozenset("""
@@ -45,7 +47,8 @@ was were do does did doing done can could would should shall will may might must
 us our you your it its they them their this that these those there here what which who whom whose when where why how
 whats hows cant wont dont doesnt isnt arent any all some each every both either neither just only also too very
 about against between through under again further once more most other such own same get gets got getting
-something anything thing things way ok okay please thanks guys anyone someone need want know
+something anything thing things way ok okay please thanks guys anyone someone need want know work works happen
+happens mean means
 """.split())  # noqa: SIM905 - a word list reads better as words
 
 
@@ -145,7 +148,7 @@ class Answerer:
         self.vectors = vectors
 
     def rankings(self, query: str, *, edition: str | None = None,
-                 use: tuple[str, ...] = ("lexical", "semantic", "named")) -> dict[str, list[int]]:
+                 use: tuple[str, ...] = ("lexical", "core", "semantic", "named")) -> dict[str, list[int]]:
         """Each ranker's passage rowids, best first (the bench compares them one by one)."""
         index = self.catalog.index
         reading = index.reading(query)
@@ -156,6 +159,9 @@ class Answerer:
         if "lexical" in use:
             out["lexical"] = [r for r, _ in self.catalog.store.passage_search(words[:MAX_WORDS], limit=POOL,
                                                                               edition=edition)]
+        if "core" in use:  # the same words in the core rules and glossary only: the rules every army shares
+            out["core"] = [r for r, _ in self.catalog.store.passage_search(words[:MAX_WORDS], limit=POOL,
+                                                                           edition=edition, kinds=CORE_KINDS)]
         if "semantic" in use and self.vectors is not None:
             out["semantic"] = self.vectors.search(reading, limit=POOL, edition=edition)
         if "named" in use:
@@ -179,14 +185,14 @@ class Answerer:
         return out
 
     def answer(self, query: str, *, edition: str | None = None,
-               use: tuple[str, ...] = ("lexical", "semantic", "named")) -> Answer:
+               use: tuple[str, ...] = ("lexical", "core", "semantic", "named")) -> Answer:
         query = clean_text(query or "")[:MAX_QUESTION_CHARS]
         result = Answer(query, looks_like_question(query))
         if not query.strip() or looks_hostile(query):
             return result
         ranked = self.rankings(query, edition=edition, use=use)
         result.semantic = "semantic" in ranked
-        fused = fuse(list(ranked.values()))
+        fused = fuse(list(ranked.values()), [WEIGHTS[name] for name in ranked])
         order = sorted(fused, key=lambda r: (-fused[r], r))
         found = self.catalog.store.passage_rows(order[:POOL])
         words = query_words(self.catalog.index.reading(query))
@@ -230,9 +236,9 @@ class Answerer:
 
     @staticmethod
     def _agree(ranked: dict[str, list[int]], result: Answer) -> bool:
-        """Confident only when the best passage's entry leads at least two rankers: a claim needs agreement."""
-        if not result.passages or len(ranked) < 2:
+        """Confident only when the question names the best passage's entry (it leads the named ranking) and the
+        words agree (it leads the lexical or core ranking): a claim needs two independent rankings to agree."""
+        if not result.passages:
             return False
-        best = result.passages[0].passage.rowid
-        leaders = sum(1 for ranking in ranked.values() if ranking[:1] == [best])
-        return leaders >= 2
+        best = [result.passages[0].passage.rowid]
+        return ranked.get("named", [])[:1] == best and any(ranked.get(k, [])[:1] == best for k in ("lexical", "core"))

@@ -157,18 +157,24 @@ def fts_expression(words: Iterable[str]) -> str | None:
     return " OR ".join(f'"{w}"' for w in safe[:MAX_WORDS]) or None
 
 
-def search(conn: sqlite3.Connection, words: Iterable[str], *, limit: int = 50,
-           edition: str | None = None) -> list[tuple[int, float]]:
-    """(passage rowid, bm25) best first for passages holding any of `words` (bm25 is lower = better)."""
+def search(conn: sqlite3.Connection, words: Iterable[str], *, limit: int = 50, edition: str | None = None,
+           kinds: tuple[str, ...] | None = None) -> list[tuple[int, float]]:
+    """(passage rowid, bm25) best first for passages holding any of `words` (bm25 is lower = better), of
+    `edition` and `kinds` when given."""
     expr = fts_expression(words)
     if expr is None:
         return []
+    where, args = ["passages_fts MATCH ?"], [expr]
+    if edition:
+        where.append("p.edition = ?")
+        args.append(edition)
+    if kinds:
+        where.append(f"p.kind IN ({','.join('?' * len(kinds))})")
+        args.extend(kinds)
     sql = (f"SELECT f.rowid, bm25(passages_fts, {NAME_WEIGHT}, 1.0) AS s FROM passages_fts f "
-           + ("JOIN passages p ON p.rowid = f.rowid WHERE passages_fts MATCH ? AND p.edition = ? " if edition
-              else "WHERE passages_fts MATCH ? ")
-           + "ORDER BY s LIMIT ?")
-    args = (expr, edition, limit) if edition else (expr, limit)
-    return [(int(r[0]), float(r[1])) for r in conn.execute(sql, args).fetchall()]
+           + ("JOIN passages p ON p.rowid = f.rowid " if len(where) > 1 else "")
+           + f"WHERE {' AND '.join(where)} ORDER BY s LIMIT ?")
+    return [(int(r[0]), float(r[1])) for r in conn.execute(sql, (*args, limit)).fetchall()]
 
 
 def fetch(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, Passage]:

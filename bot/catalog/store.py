@@ -356,10 +356,10 @@ class CatalogStore:
 
     # -- passages (bot/catalog/passages.py) ------------------------------------------------------
     @_reading
-    def passage_search(self, words: list[str], *, limit: int = 50,
-                       edition: str | None = None) -> list[tuple[int, float]]:
+    def passage_search(self, words: list[str], *, limit: int = 50, edition: str | None = None,
+                       kinds: tuple[str, ...] | None = None) -> list[tuple[int, float]]:
         with self._lock:
-            return passages.search(self._conn, words, limit=limit, edition=edition)
+            return passages.search(self._conn, words, limit=limit, edition=edition, kinds=kinds)
 
     @_reading
     def passage_rows(self, rowids: list[int]) -> dict[int, passages.Passage]:

@@ -108,3 +108,13 @@ def test_lookup_answer_json_is_contract_9(small_dir: Path) -> None:
     assert all(set(f) == {"id", "name"} for f in answer["faq"])
     name = json.loads(run(["lookup", "lethal hits", "--answer", "--json"], small_dir).stdout)
     assert name["question"] is False and name["results"][0]["name"] == "Lethal Hits"
+
+
+def test_a_claim_needs_the_named_entry_and_the_words_to_agree(small_catalog: Catalog) -> None:
+    """"work" is no rules word (it found "Knife Work"); a question naming a rule whose text holds its words is
+    answered with confidence, one that names nothing is offered as the closest rules."""
+    named = small_catalog.answer("how does deep strike work")
+    assert named.confident and named.passages[0].passage.name == "Deep Strike"
+    unnamed = small_catalog.answer("can models move through walls")
+    assert not unnamed.confident
+    assert ("13.06", "Terrain and Movement") in {(q.passage.number, q.passage.name) for q in unnamed.passages}
