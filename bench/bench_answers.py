@@ -59,6 +59,7 @@ from bot.console.session import ConsoleSession  # noqa: E402
 from bot.render.answers import ANSWER_FOOTER, NOT_SURE  # noqa: E402
 
 SETS = ("players_frozen", "players_heldout")
+TUNING = "tuning_questions"  # questions written by the helper who tuned the answers, to tune on (not blind)
 QUERIES = ROOT / "bench" / "queries"
 _NUMBER = re.compile(r"^\d{2}\.\d{2}(\.\d{2})?$")
 _TITLE_NUMBER = re.compile(r"^(\d+(?:\.\d+)+)\s+(.*)$")
@@ -244,7 +245,8 @@ def faq_query(item: dict) -> str:
 
 
 CONFIGS = {"name search (before)": None, "lexical (bm25)": ("lexical",), "semantic": ("semantic",),
-           "lexical + named": ("lexical", "named"), "fused (all)": ("lexical", "semantic", "named")}
+           "lexical + named": ("lexical", "named"), "lex + core + named *": ("lexical", "core", "named"),
+           "* + semantic": ("lexical", "core", "named", "semantic")}  # * = shipped
 
 
 @dataclass
@@ -298,17 +300,18 @@ def compare(catalog: Catalog, faqs_path: Path) -> None:
     vectors = semantic_mod.build(catalog.store.passage_texts(), model) if model is not None else None
     answerer = Answerer(catalog, vectors)
     semantic = vectors is not None
-    questions = {name: [r for r in load_set(name) if r["kind"] == "question"] for name in SETS}
+    questions = {name: [r for r in load_set(name) if r["kind"] == "question"] for name in (*SETS, TUNING)}
     faqs = faq_rows(faqs_path)
     print("Questions answered from the rules passages: an accepted (or concerned) entry among the first 3, "
           "confident wrong answers, time per question")
-    print(f"  {'ranker':<22}" + "".join(f"{h:>26}" for h in (*SETS, "FAQ odd ids", "FAQ even ids (tuning)"))
+    print(f"  {'ranker':<22}" + "".join(f"{h:>26}" for h in (*SETS, "tuning (ours)", "FAQ odd ids",
+                                                              "FAQ even ids (tuning)"))
           + f"{'p99 ms':>9}")
     for label, use in CONFIGS.items():
         if use is not None and "semantic" in use and not semantic:
             print(f"  {label:<22}  (no passage vectors loaded)")
             continue
-        tallies = {key: Tally() for key in (*SETS, "odd", "even")}
+        tallies = {key: Tally() for key in (*SETS, TUNING, "odd", "even")}
         for name, rows in questions.items():
             for row in rows:
                 items, sure, ms = shown(catalog, answerer, row["query"], use)
