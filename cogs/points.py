@@ -5,6 +5,8 @@ Thin: the answers are `bot.points.answers`; every one names the MFM version it c
 
 from __future__ import annotations
 
+import asyncio
+
 import discord
 from discord import app_commands
 from discord.ext import commands
@@ -60,16 +62,44 @@ class Points(commands.GroupCog, group_name="points", group_description="Points f
         self.bot = bot
 
     @app_commands.command(name="unit", description="A unit's points in one line, by the current Munitorum Field Manual.")
-    @app_commands.describe(unit="The unit's name", models="How many models (default: every size)")
+    @app_commands.describe(unit="The unit's name", models="How many models (default: every size)",
+                           edition="11e: the Munitorum Field Manual (default); 10e: the Wahapedia export's points")
+    @app_commands.choices(edition=[app_commands.Choice(name="11th edition (MFM)", value="11e"),
+                                   app_commands.Choice(name="10th edition (Wahapedia)", value="10e")])
     @app_commands.autocomplete(unit=unit_ac)
     async def unit(self, interaction: discord.Interaction, unit: app_commands.Range[str, 1, NAME_MAX],
-                   models: app_commands.Range[int, 1, 500] | None = None) -> None:
+                   models: app_commands.Range[int, 1, 500] | None = None, edition: str = "11e") -> None:
+        if edition == "10e":
+            await interaction.response.send_message(escape(await self._tenth(unit, models)),
+                                                    allowed_mentions=NO_MENTIONS)
+            return
         book = _book(interaction)
         try:
             line = answers.unit_line(book, unit, models)
         except answers.NotFound as error:
             raise UserError(str(error), field="unit") from None
         await interaction.response.send_message(escape(line), allowed_mentions=NO_MENTIONS)
+
+    async def _tenth(self, name: str, models: int | None) -> str:
+        """A 10e datasheet's points as the Wahapedia export in the catalog gives them, naming it and its date."""
+        catalog = self.bot.services.catalog  # type: ignore[attr-defined]
+        resolution = await asyncio.to_thread(catalog.resolve, name, kind="datasheet", edition="10e")
+        best = getattr(resolution, "best", None)
+        entry = catalog.get(best.id) if best is not None and getattr(resolution, "confident", False) else None
+        points = (entry.data.get("points") if entry is not None else None) or []
+        if entry is None or not points:
+            raise UserError(f"No 10e datasheet called {name!r} with points in the loaded data: the Wahapedia export "
+                            "carries them (`python -m bot data update --source wahapedia`).", field="unit")
+        sizes = sorted((p for p in points if isinstance(p.get("models"), int)), key=lambda p: p["models"])
+        if models is not None:
+            fitting = [p for p in sizes if p["models"] >= models] or sizes[-1:]
+            text = f"{fitting[0]['points']} pts" + (f" (priced as {fitting[0]['models']})"
+                                                    if fitting[0]["models"] != models else "")
+        else:
+            text = ", ".join(f"{p['models']} model{'s' if p['models'] != 1 else ''} {p['points']}" for p in sizes)
+        head = f"{entry.name}" + (f" ({entry.faction})" if entry.faction else "") + \
+            (f" × {models} models" if models is not None else "")
+        return f"{head}: {text} — {entry.source} (10th edition)"
 
     @app_commands.command(name="changes", description="What the last points update changed, unit by unit.")
     @app_commands.describe(faction="Only this faction (default: all)")

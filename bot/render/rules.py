@@ -314,7 +314,8 @@ def datasheet_embed(entry: Entry, *, complete: Entry | None = None) -> discord.E
         # one line per model type or loadout sentence: "; " glued "…ward stave.; Every CORV…"
         unit.extend(f"▪ {safe_markdown(c)}" for c in data["composition"])
     if data.get("points"):
-        unit.append("Points: " + ", ".join(f"{p['models']} model{'s' if p['models'] != 1 else ''}: {p['points']}"
+        # every points figure names where it comes from (issue 23): "Wahapedia export 2025-11-14", "wh40kdc 1.4.5"
+        unit.append(f"Points ({escape(entry.source)}): " + ", ".join(f"{p['models']} model{'s' if p['models'] != 1 else ''}: {p['points']}"
                                            + (f" ({escape(str(p['label']))})" if p.get("label") else "") for p in data["points"]))
     if data.get("leader"):
         unit.append(safe_markdown(str(data["leader"])))

@@ -170,3 +170,11 @@ def test_datasheet_points_field(points_dir: Path, tmp_path: Path) -> None:
                                   "Requisition threshold: from the 3rd unit, the dearer cost"]
     assert datasheet_points_field(points_dir, "Squiggoth", "Orks") is None  # not in the MFM: no field
     assert datasheet_points_field(tmp_path, "Boyz", "Orks") is None  # no MFM imported
+
+
+async def test_tenth_edition_points_name_their_source(console: ConsoleSession) -> None:
+    (reply,) = await console.send("/points unit unit:Grimnyr models:2 edition:10e")
+    assert reply.text() == ("Grimnyr (Leagues of Votann) × 2 models: 65 pts (priced as 3) — "
+                            "Seed page: Leagues of Votann – Grimnyr (10th edition)")
+    (missing,) = await console.send("/points unit unit:Zzyzx edition:10e")
+    assert missing.ephemeral and "No 10e datasheet called 'Zzyzx' with points" in missing.text()

@@ -88,7 +88,7 @@ async def test_datasheet_tables_fit_a_phone(console: ConsoleSession) -> None:
     assert "Ancestral Wrath – focused witchfire** [HAZARDOUS, PSYCHIC]" in fields["Ranged weapons"]
     assert '`  24" A6 BS2+ S6 AP-2 D D3`' in fields["Ranged weapons"]
     assert "Melee" in fields["Melee weapons"]
-    assert "Points: 3 models: 65" in fields["Unit"]
+    assert "Points (Seed page: Leagues of Votann – Grimnyr): 3 models: 65" in fields["Unit"]
     assert "PSYKER" in fields["Keywords"]
     stompa = only(await console.send("/datasheet name:stompa edition:11e")).embeds[0]
     ranged = next(f["value"] for f in stompa["fields"] if f["name"] == "Ranged weapons")
