@@ -449,7 +449,7 @@ class SearchIndex:
         """Rank records by name. Returns (hits, final scores, question_like)."""
         rec_scores, prefer, question = self.score(query, limit=limit, fuzzy=fuzzy, prefer_edition=prefer_edition,
                                                   kinds=kinds, edition=edition, eager_fuzzy=eager_fuzzy)
-        hits, finals = self.rank(rec_scores, kinds, edition, prefer, faction, limit)
+        hits, finals, _matches = self.rank(rec_scores, kinds, edition, prefer, faction, limit)
         return hits, finals, question
 
     def score(self, query: str, *, limit: int = 10, fuzzy: bool = True, prefer_edition: str | None = None,
@@ -536,8 +536,10 @@ class SearchIndex:
         return rec_scores, prefer_edition, question
 
     def rank(self, rec_scores: dict[int, float], kinds, edition, prefer_edition, faction, limit
-             ) -> tuple[list[Hit], list[float]]:
-        """Filter, add tie-break bonuses, collapse same-rule duplicates, and keep the best `limit`."""
+             ) -> tuple[list[Hit], list[float], list[float]]:
+        """Filter, add tie-break bonuses, collapse same-rule duplicates, and keep the best `limit`. Returns the
+        hits, their final scores (tier score + tie-breaks: they order the hits) and their tier scores alone
+        (how well the name matched: what confidence is judged on)."""
         ranked: list[tuple[float, float, Record]] = []
         faction_norm = faction_key(faction) if faction else None
         for idx, score in rec_scores.items():
@@ -562,15 +564,17 @@ class SearchIndex:
         seen_groups: set[str] = set()
         hits: list[Hit] = []
         raws: list[float] = []
-        for final, _raw_score, rec in ranked:
+        matches: list[float] = []
+        for final, raw_score, rec in ranked:
             if rec.group in seen_groups:
                 continue  # the same thing from another source, faction or detachment
             seen_groups.add(rec.group)
             hits.append(self.thing_hit(rec, round(min(final, 100.0), 2)))
             raws.append(final)
+            matches.append(raw_score)
             if len(hits) >= limit:
                 break
-        return hits, raws
+        return hits, raws, matches
 
     def thing_hit(self, rec: Record, score: float) -> Hit:
         """The hit for `rec`'s thing: its primary entry, with every faction and detachment it appears under."""
@@ -646,22 +650,26 @@ def fts_words(query: str) -> list[str]:
     return (stems or [w for w in words if w])[:12]
 
 
-def confident(query: str, scores: list[float], hits: list[Hit]) -> bool:
+def confident(query: str, scores: list[float], hits: list[Hit], matches: list[float] | None = None) -> bool:
     """Answer directly when the best hit is a strong match and clearly ahead of the next one.
 
-    A name match (>= 88) needs a small margin; a fuzzy-only match needs a wide margin *and* a name
-    that is the query give or take a typo, so "leathal hits" answers but SQL or noise never does.
-    The same rule in the other edition is not a rival: the edition preference already chose.
+    A name match (its tier score, `matches`, >= 88: the tie-breaks of the edition, kind and source order the
+    hits but never make a weak match strong, so "toughness" is not answered with Multiple Toughness
+    Characteristics) needs a small margin; a fuzzy-only match needs a wide margin *and* a name that is the
+    query give or take a typo, so "leathal hits" answers but SQL or noise never does. The same rule in the
+    other edition is not a rival: the edition preference already chose.
     """
     if not hits:
         return False
     top = normalize(hits[0].name)
-    # the same rule in the other edition, or its glossary definition (keywords.json), is not a rival
+    # the same rule in the other edition, or its glossary definition (keywords.json), is not a rival; nor is a
+    # FAQ entry when the answer is not one: a FAQ is shown with the entry it concerns (its errata buttons)
     rival = next((s for h, s in zip(hits[1:], scores[1:], strict=True)
                   if not (normalize(h.name) == top and (h.edition != hits[0].edition
-                                                        or {h.kind, hits[0].kind} == {"rule", "keyword"}))), None)
+                                                        or {h.kind, hits[0].kind} == {"rule", "keyword"}))
+                  and not (h.kind == "faq" and hits[0].kind != "faq")), None)
     margin = scores[0] - rival if rival is not None else 100.0
-    if scores[0] >= CONFIDENT_SCORE:
+    if (matches[0] if matches else scores[0]) >= CONFIDENT_SCORE:
         return margin >= CONFIDENT_MARGIN
     q = normalize(query)
     return (scores[0] >= FUZZY_CONFIDENT_SCORE and margin >= FUZZY_CONFIDENT_MARGIN

@@ -91,7 +91,7 @@ class Catalog:
     def search(self, query: str, *, kind: Kinds = None, edition: str | None = None, limit: int = 10,
                prefer_edition: str | None = CURRENT_EDITION) -> list[Hit]:
         """Best matches first: names (exact, prefix, token, fuzzy), then a full-text fallback."""
-        hits, _scores = self._search(query, kind=kind, edition=edition, limit=limit, prefer_edition=prefer_edition)
+        hits, _scores, _matches = self._search(query, kind=kind, edition=edition, limit=limit, prefer_edition=prefer_edition)
         return hits
 
     def answer(self, query: str, *, edition: str | None = None) -> Answer:
@@ -139,9 +139,9 @@ class Catalog:
         Honest misses: when the query names a rule known to exist (known.py) that no entry of the asked
         kinds/edition is named after, `missing` says so, and a look-alike is not answered with confidence.
         """
-        hits, scores = self._search(query, kind=kind, edition=edition, limit=10, prefer_edition=prefer_edition,
+        hits, scores, matches = self._search(query, kind=kind, edition=edition, limit=10, prefer_edition=prefer_edition,
                                     faction=faction)
-        sure = bool(hits) and confident(query, scores, hits)
+        sure = bool(hits) and confident(query, scores, hits, matches)
         if sure and looks_like_question(query):
             # a question is not answered by an entry's name: even one it names ("can i reroll a reroll" names
             # Re-rolls, answered by a sub-section) or one whose text shares its words ("can i shoot after
@@ -374,16 +374,16 @@ class Catalog:
         return hits
 
     def _search(self, query: str, *, kind: Kinds, edition: str | None, limit: int,
-                prefer_edition: str | None, faction: str | None = None) -> tuple[list[Hit], list[float]]:
+                prefer_edition: str | None, faction: str | None = None) -> tuple[list[Hit], list[float], list[float]]:
         limit = max(1, min(int(limit), 100))
         kinds = _kinds(kind)
         query = clean_text(query)  # lone surrogates would fail to encode for SQLite
         if not query.strip() or looks_hostile(query):
-            return [], []
+            return [], [], []
         index = self.index
         rec_scores, prefer, question = index.score(query, limit=limit, prefer_edition=prefer_edition, kinds=kinds,
                                                    edition=edition)
-        hits, scores = index.rank(rec_scores, kinds, edition, prefer, faction, limit)
+        hits, scores, matches = index.rank(rec_scores, kinds, edition, prefer, faction, limit)
         if question or not hits or scores[0] < 70:
             read = index.reading(query)
             words = fts_words(read)
@@ -396,8 +396,8 @@ class Catalog:
                 if score > rec_scores.get(idx, -1.0):
                     rec_scores[idx] = score
             if rows:
-                hits, scores = index.rank(rec_scores, kinds, edition, prefer, faction, limit)
-        return hits, scores
+                hits, scores, matches = index.rank(rec_scores, kinds, edition, prefer, faction, limit)
+        return hits, scores, matches
 
 
 # ---------------------------------------------------------------------------------------------

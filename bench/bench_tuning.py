@@ -1,0 +1,67 @@
+"""Issue 21's tuning set (bench/queries/tuning_names.jsonl): name queries written by the helper who tunes the
+search, so unlike the blind sets (bench_answers.py) its misses may be printed and studied.
+
+Run: `.venv/bin/python bench/bench_tuning.py [--catalog DIR] [--shared PATH]`. With --catalog, a folder holding
+an already built full-data catalog is used as it is; otherwise one is built in a temporary folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.bench_answers import accepted, load_set, seen  # noqa: E402
+from bench.bench_catalog import build_full, machine_line, pct, settings_for  # noqa: E402
+from bot.console.session import ConsoleSession  # noqa: E402
+
+
+async def run(folder: Path, name: str) -> None:
+    import time
+
+    console = await ConsoleSession.open(settings_for(folder))
+    try:
+        catalog = console.bot.services.catalog
+        rows = load_set(name)
+        right = wrong = 0
+        times = []
+        for row in rows:
+            started = time.perf_counter()
+            s = seen(await console.send(f"/rule query:{row['query']}"), catalog)
+            times.append((time.perf_counter() - started) * 1000)
+            ok = bool(s.items) and accepted(s.items[0], row)
+            right += ok
+            wrong += s.form == "answer" and not ok
+            if not ok or s.form != "answer":
+                shown = ", ".join(f"{i.name} ({i.edition})" for i in s.items[:3])
+                print(f"  {'WRONG ' if s.form == 'answer' and not ok else 'miss  ' if not ok else 'menu  '}"
+                      f"{row['query']!r} -> {s.form}: {shown}")
+        print(f"{name}: {len(rows)} names; right on top {right} ({right / len(rows):.1%}); confident wrong {wrong} "
+              f"({wrong / len(rows):.1%}); p99 {pct(times, 99):.1f} ms")
+    finally:
+        await console.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--catalog", type=Path)
+    parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
+    parser.add_argument("--set", default="tuning_names")
+    args = parser.parse_args()
+    print(machine_line())
+    if args.catalog is not None:
+        asyncio.run(run(args.catalog, args.set))
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        build_full(Path(tmp), args.shared / "datasets")
+        asyncio.run(run(Path(tmp), args.set))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

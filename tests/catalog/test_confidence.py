@@ -1,0 +1,34 @@
+"""When a lookup answers outright (issue 21, confident wrong answers <= 1 %): judged on how well the name matched,
+not on the tie-breaks that order the hits, and a FAQ entry named like the answer is no rival to it."""
+
+from __future__ import annotations
+
+from bot.catalog.model import Hit
+from bot.catalog.search import confident
+from bot.catalog.service import Catalog
+
+
+def hit(name: str, kind: str = "rule", edition: str = "11e") -> Hit:
+    return Hit(f"{edition}:{kind}:x:{name}", kind, name, edition, "test", 0.0)
+
+
+def test_tie_breaks_never_make_a_weak_name_match_an_answer() -> None:
+    hits = [hit("Multiple Toughness Characteristics"), hit("Toughness Rolls", "keyword")]
+    # the preferred edition (+4), the kind and the source lift a token match (82.5) above 88 in the ranking
+    assert not confident("toughness", [88.5, 80.0], hits, [82.5, 80.0])
+    assert confident("toughness", [99.0, 80.0], hits, [95.0, 80.0])
+
+
+def test_a_faq_named_like_the_entry_is_not_its_rival() -> None:
+    hits = [hit("Boyz", "datasheet"), hit("Boyz", "faq"), hit("Boyz", "datasheet", "10e")]
+    assert confident("boyz", [105.8, 105.0, 101.8], hits, [100.0, 100.0, 100.0])
+    faqs = [hit("Boyz", "faq"), hit("Boyz", "faq")]  # two FAQ entries are rivals of each other
+    assert not confident("boyz", [100.0, 100.0], faqs, [100.0, 100.0])
+
+
+def test_on_the_full_data(full_catalog: Catalog) -> None:
+    for query, name in (("boyz", "Boyz"), ("bobby g", "Roboute Guilliman"), ("the lion", "Lion El’Jonson")):
+        resolution = full_catalog.resolve(query)
+        assert resolution.confident and resolution.best is not None and resolution.best.name == name, query
+    for query in ("toughness", "krak grenade", "move characteristic"):
+        assert not full_catalog.resolve(query).confident, query
