@@ -656,18 +656,24 @@ def confident(query: str, scores: list[float], hits: list[Hit], matches: list[fl
     A name match (its tier score, `matches`, >= 88: the tie-breaks of the edition, kind and source order the
     hits but never make a weak match strong, so "toughness" is not answered with Multiple Toughness
     Characteristics) needs a small margin; a fuzzy-only match needs a wide margin *and* a name that is the
-    query give or take a typo, so "leathal hits" answers but SQL or noise never does. The same rule in the
-    other edition is not a rival: the edition preference already chose.
+    query give or take a typo, so "leathal hits" answers but SQL or noise never does. The lead is measured both
+    in the ranking and in name match alone, so a tie-break is never all of it ("engagement range": 11e
+    Engagement led 10e Engagement Range only by the preferred edition's +4). The same rule in the other edition
+    (plural folded) is not a rival: the edition preference already chose.
     """
     if not hits:
         return False
     top = normalize(hits[0].name)
+    same = name_key(top)  # "Wound Rolls" (11e) and "Wound Roll" (10e) are one rule
     # the same rule in the other edition, or its glossary definition (keywords.json), is not a rival; nor is a
     # FAQ entry when the answer is not one: a FAQ is shown with the entry it concerns (its errata buttons)
-    rival = next((s for h, s in zip(hits[1:], scores[1:], strict=True)
-                  if not (normalize(h.name) == top and (h.edition != hits[0].edition
-                                                        or {h.kind, hits[0].kind} == {"rule", "keyword"}))
-                  and not (h.kind == "faq" and hits[0].kind != "faq")), None)
+    quality = matches if matches is not None else scores
+    rivals = [k for k, h in enumerate(hits[1:], 1)
+              if not (name_key(normalize(h.name)) == same and (h.edition != hits[0].edition
+                                                    or {h.kind, hits[0].kind} == {"rule", "keyword"}))
+              and not (h.kind == "faq" and hits[0].kind != "faq")]
+    # by ranking and by name match alike: a tie-break (the edition, the kind) must not be the whole lead
+    rival = max((max(scores[k], scores[0] - quality[0] + quality[k]) for k in rivals), default=None)
     margin = scores[0] - rival if rival is not None else 100.0
     if (matches[0] if matches else scores[0]) >= CONFIDENT_SCORE:
         return margin >= CONFIDENT_MARGIN

@@ -32,3 +32,16 @@ def test_on_the_full_data(full_catalog: Catalog) -> None:
         assert resolution.confident and resolution.best is not None and resolution.best.name == name, query
     for query in ("toughness", "krak grenade", "move characteristic"):
         assert not full_catalog.resolve(query).confident, query
+
+
+def test_the_lead_must_not_be_only_a_tie_break() -> None:
+    """"engagement range": 11e Engagement (prefix, 99) led 10e Engagement Range (exact, 100) only through the
+    preferred edition's +4; ranked first it stays, answered outright it is not."""
+    hits = [hit("Engagement"), hit("Engagement Range", edition="10e")]
+    assert not confident("engagement range", [104.5, 101.0], hits, [99.0, 100.0])
+    assert confident("engagement", [105.5, 96.6], hits, [100.0, 95.6])  # a prefix (95.6) is behind
+
+
+def test_the_same_rule_in_the_other_edition_is_no_rival_whatever_its_plural() -> None:
+    hits = [hit("Wound Rolls"), hit("Wound Roll", edition="10e")]
+    assert confident("wound roll", [105.0, 100.0], hits, [100.0, 100.0])
