@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 
 from bot.config import Settings
 from bot.games.cli import _channel_id
@@ -48,8 +49,13 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_plan(args: argparse.Namespace, settings: Settings) -> int:
+    return _with_game(args, settings, lambda state: _plan(args, settings, state))
+
+
+def _with_game(args: argparse.Namespace, settings: Settings, run: Callable[[object | None], int]) -> int:
+    """run(None) without --channel; otherwise run(that channel's game state), or exit 2 when it has no game."""
     if args.channel is None:
-        return _plan(args, settings, None)
+        return run(None)
     from bot.games.cli import _guarded, _store
 
     def tracked() -> int:
@@ -61,7 +67,7 @@ def cmd_plan(args: argparse.Namespace, settings: Settings) -> int:
         if state is None:
             print(json.dumps({"error": f"channel {args.channel} has no game", "field": "channel"}))
             return 2
-        return _plan(args, settings, state)
+        return run(state)
 
     return _guarded(tracked, settings)
 
@@ -155,19 +161,4 @@ def cmd_matchup(args: argparse.Namespace, settings: Settings) -> int:
         sys.stdout.write("\n")
         return 0
 
-    if args.channel is None:
-        return run(None)
-    from bot.games.cli import _guarded, _store
-
-    def tracked() -> int:
-        store = _store(settings)
-        try:
-            state = store.state(args.channel)
-        finally:
-            store.close()
-        if state is None:
-            print(json.dumps({"error": f"channel {args.channel} has no game", "field": "channel"}))
-            return 2
-        return run(state)
-
-    return _guarded(tracked, settings)
+    return _with_game(args, settings, run)

@@ -164,9 +164,13 @@ class SimulationService:
     async def _run_in_thread(
         self, request: dict[str, Any], plot_title: str | None, with_plot: bool
     ) -> tuple[dict[str, Any], bytes]:
+        return await self._in_thread(compute, (request, plot_title, with_plot), request)
+
+    async def _in_thread(self, function: Callable[..., Any], args: tuple, request: dict[str, Any]) -> Any:
+        """function(*args) in a thread of the bot (no worker processes); the admission is released when it ends."""
         assert self._threads is not None
         try:
-            future = self._threads.submit(compute, request, plot_title, with_plot)
+            future = self._threads.submit(function, *args)
         except RuntimeError:  # executor shut down between _admit and submit
             self._release()
             raise UserError("The simulator is shutting down; try again in a moment.") from None
@@ -208,18 +212,7 @@ class SimulationService:
         """function(*args) in a worker (or a thread), under the service's pending cap and time limit."""
         self._admit()
         if self._threads is not None:
-            try:
-                future = self._threads.submit(function, *args)
-            except RuntimeError:
-                self._release()
-                raise UserError("The simulator is shutting down; try again in a moment.") from None
-            future.add_done_callback(self._release)
-            try:
-                return await asyncio.wait_for(asyncio.wrap_future(future), timeout=TIMEOUT_S)
-            except TimeoutError:
-                raise _timed_out() from None
-            except MemoryError:
-                raise _too_large({}) from None
+            return await self._in_thread(function, args, {})
         try:
             if self._pool is None:
                 await asyncio.to_thread(self.start)
