@@ -6,6 +6,11 @@ backend's equivalent); never edit a released one, append a new one.
 
 from __future__ import annotations
 
+from bot.storage.append_only import append_only_migration
+
+# The log is append-only at the database level, not just by convention (version 3).
+_APPEND_ONLY = append_only_migration("game_events")
+
 SQLITE_MIGRATIONS = [
     """
     CREATE TABLE games (
@@ -43,13 +48,7 @@ SQLITE_MIGRATIONS = [
         PRIMARY KEY (game_id, depth)
     ) WITHOUT ROWID
     """,
-    # The log is append-only at the database level, not just by convention.
-    """
-    CREATE TRIGGER IF NOT EXISTS game_events_no_update BEFORE UPDATE ON game_events
-        BEGIN SELECT RAISE(ABORT, 'game_events is append-only'); END;
-    CREATE TRIGGER IF NOT EXISTS game_events_no_delete BEFORE DELETE ON game_events
-        BEGIN SELECT RAISE(ABORT, 'game_events is append-only'); END;
-    """,
+    _APPEND_ONLY["sqlite"],
     # The snapshot format each row was written in (`SNAPSHOT_SHAPE`; 0: before it was recorded). Opening the
     # store rebuilds older snapshots from the log (`GameStore.upgrade_snapshots`).
     "ALTER TABLE games ADD COLUMN shape INTEGER NOT NULL DEFAULT 0",
@@ -91,16 +90,7 @@ POSTGRES_MIGRATIONS = [
         PRIMARY KEY (game_id, depth)
     )
     """,
-    """
-    CREATE FUNCTION game_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN RAISE EXCEPTION 'game_events is append-only'; END; $$;
-    CREATE TRIGGER game_events_no_update BEFORE UPDATE ON game_events
-        FOR EACH ROW EXECUTE FUNCTION game_events_append_only();
-    CREATE TRIGGER game_events_no_delete BEFORE DELETE ON game_events
-        FOR EACH ROW EXECUTE FUNCTION game_events_append_only();
-    CREATE TRIGGER game_events_no_truncate BEFORE TRUNCATE ON game_events
-        FOR EACH STATEMENT EXECUTE FUNCTION game_events_append_only();
-    """,
+    _APPEND_ONLY["postgresql"],
     "ALTER TABLE games ADD COLUMN shape INTEGER NOT NULL DEFAULT 0",
 ]
 MIGRATIONS = {"sqlite": SQLITE_MIGRATIONS, "postgresql": POSTGRES_MIGRATIONS}

@@ -7,6 +7,10 @@ bindings and results. `migrations[i]` is version i + 1; never edit a released on
 
 from __future__ import annotations
 
+from bot.storage.append_only import append_only_migration
+
+_APPEND_ONLY = append_only_migration("league_events")  # version 2
+
 _TABLES = """
     CREATE TABLE leagues (
         id {serial} PRIMARY KEY,
@@ -59,26 +63,12 @@ _TABLES = """
 
 SQLITE_MIGRATIONS = [
     _TABLES.format(serial="INTEGER", big="INTEGER", real="REAL"),
-    """
-    CREATE TRIGGER league_events_no_update BEFORE UPDATE ON league_events
-        BEGIN SELECT RAISE(ABORT, 'league_events is append-only'); END;
-    CREATE TRIGGER league_events_no_delete BEFORE DELETE ON league_events
-        BEGIN SELECT RAISE(ABORT, 'league_events is append-only'); END
-    """,
+    _APPEND_ONLY["sqlite"],
 ]
 
 POSTGRES_MIGRATIONS = [
     _TABLES.format(serial="BIGSERIAL", big="BIGINT", real="DOUBLE PRECISION"),
-    """
-    CREATE FUNCTION league_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN RAISE EXCEPTION 'league_events is append-only'; END; $$;
-    CREATE TRIGGER league_events_no_update BEFORE UPDATE ON league_events
-        FOR EACH ROW EXECUTE FUNCTION league_events_append_only();
-    CREATE TRIGGER league_events_no_delete BEFORE DELETE ON league_events
-        FOR EACH ROW EXECUTE FUNCTION league_events_append_only();
-    CREATE TRIGGER league_events_no_truncate BEFORE TRUNCATE ON league_events
-        FOR EACH STATEMENT EXECUTE FUNCTION league_events_append_only();
-    """,
+    _APPEND_ONLY["postgresql"],
 ]
 
 MIGRATIONS = {"sqlite": SQLITE_MIGRATIONS, "postgresql": POSTGRES_MIGRATIONS}
