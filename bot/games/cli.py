@@ -11,27 +11,21 @@ import json
 import sys
 from collections.abc import Callable
 
+from bot.cli_args import whole_number
 from bot.config import Settings
 
-
-def _channel_id(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a channel id is a number, got {text[:40]!r}") from None
-    if not 0 < value < 2**64:
-        raise argparse.ArgumentTypeError(f"a channel id is a positive 64-bit number, got {value}")
-    return value
+channel_id = whole_number(1, 2**64 - 1, "a channel id is a number, got {text}",
+                          "a channel id is a positive 64-bit number, got {value}")
 
 
 def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     game = subparsers.add_parser("game", help="inspect tracked games in the state database")
     sub = game.add_subparsers(dest="game_command", required=True)
     export = sub.add_parser("export", help="print a channel's game as JSON")
-    export.add_argument("--channel", type=_channel_id, required=True, help="the Discord channel id")
+    export.add_argument("--channel", type=channel_id, required=True, help="the Discord channel id")
     export.set_defaults(func=cmd_export)
     verify = sub.add_parser("verify", help="check that the stored state equals the replayed event log")
-    verify.add_argument("--channel", type=_channel_id, required=True, help="the Discord channel id")
+    verify.add_argument("--channel", type=channel_id, required=True, help="the Discord channel id")
     verify.add_argument("--repair", action="store_true",
                         help="rewrite a snapshot that differs from its event log from the log (the log is the truth)")
     verify.set_defaults(func=cmd_verify)

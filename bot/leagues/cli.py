@@ -11,24 +11,18 @@ import argparse
 import json
 import sys
 
+from bot.cli_args import whole_number
 from bot.config import Settings
 
-
-def _snowflake(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a server id is a number, got {text[:40]!r}") from None
-    if not 0 < value < 2**63:
-        raise argparse.ArgumentTypeError(f"a server id is a positive 64-bit number, got {value}")
-    return value
+_guild_id = whole_number(1, 2**63 - 1, "a server id is a number, got {text}",
+                         "a server id is a positive 64-bit number, got {value}")
 
 
 def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     league = subparsers.add_parser("league", help="server leagues in the state database")
     sub = league.add_subparsers(dest="league_command", required=True)
     export = sub.add_parser("export", help="print a league's standings and results (contract 10)")
-    export.add_argument("--guild", type=_snowflake, required=True, help="the Discord server id")
+    export.add_argument("--guild", type=_guild_id, required=True, help="the Discord server id")
     export.add_argument("--league", help="the league's name (default: the server's only or only open league)")
     export.add_argument("--format", choices=("json", "csv"), default="json")
     export.set_defaults(func=cmd_export)

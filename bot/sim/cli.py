@@ -11,18 +11,11 @@ import json
 import sys
 from collections.abc import Callable
 
+from bot.cli_args import whole_number
 from bot.config import Settings
-from bot.games.cli import _channel_id
+from bot.games.cli import channel_id
 
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a number of models, got {text[:40]!r}") from None
-    if not 1 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"between 1 and 100 models, got {value}")
-    return value
+_count = whole_number(1, 100, "a number of models, got {text}", "between 1 and 100 models, got {value}")
 
 
 def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
@@ -41,7 +34,7 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     plan.add_argument("--no-abilities", action="store_true", help="do not apply the units' own abilities")
     plan.add_argument("--force", action="store_true", help="run despite the datasheet checks")
     plan.add_argument("--faction", help="prefer this faction's datasheets for typed names")
-    plan.add_argument("--channel", type=_channel_id, help="names are units of this channel's game: their list's "
+    plan.add_argument("--channel", type=channel_id, help="names are units of this channel's game: their list's "
                       "loadout, models left, leaders and tracked state apply (the game's edition)")
     plan.add_argument("--json", action="store_true", help="accepted for symmetry: the output is always JSON")
     plan.set_defaults(func=cmd_plan)
@@ -118,7 +111,7 @@ def _plan(args: argparse.Namespace, settings: Settings, state: object | None) ->
 def add_matchup(sub: argparse._SubParsersAction) -> None:
     matchup = sub.add_parser("matchup", help="contract 8: every attacker against every target, as a matrix")
     source = matchup.add_mutually_exclusive_group(required=True)
-    source.add_argument("--channel", type=_channel_id, help="the first player's units against the second's, as "
+    source.add_argument("--channel", type=channel_id, help="the first player's units against the second's, as "
                         "that channel's game fields and tracks them")
     source.add_argument("--attackers", help="attacking datasheets, comma-separated (needs --targets)")
     matchup.add_argument("--targets", help="target datasheets, comma-separated")

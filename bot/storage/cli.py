@@ -10,6 +10,7 @@ import argparse
 import sys
 from collections.abc import Callable
 
+from bot.cli_args import whole_number
 from bot.config import Settings
 from bot.storage.base import StorageError
 from bot.storage.move import BATCH_GAMES, MAX_BATCH_GAMES, MAX_JOBS
@@ -27,16 +28,8 @@ def _target(text: str) -> str:
 
 
 def _bounded(option: str, low: int, high: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{option} takes a whole number, got {text[:20]!r}") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{option} must be between {low} and {high}, got {value}")
-        return value
-
-    return parse
+    return whole_number(low, high, f"{option} takes a whole number, got {{text}}",
+                        f"{option} must be between {low} and {high}, got {{value}}", echo=20)
 
 
 def add_subcommands(sub: argparse._SubParsersAction) -> None:

@@ -45,7 +45,7 @@ FLOORS: list[tuple[str, list[tuple[str, list[str]]]]] = [
     ("engine and base", [("engine", ["engine", "engine.*"]),
                          ("base", ["bot", "bot.errors", "bot.config", "bot.longlived", "bot.logging_setup",
                                    "bot.endpoints", "bot.background", "bot.masking", "bot.admission",
-                                   "bot.ops.metrics", "bot.ops.sdnotify"])]),
+                                   "bot.ops.metrics", "bot.ops.sdnotify", "bot.cli_args"])]),
 ]
 
 
