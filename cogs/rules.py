@@ -313,6 +313,19 @@ class Rules(commands.Cog):
     def __init__(self, bot: commands.Bot) -> None:
         self.bot = bot
 
+    async def _answer_from_rules(self, interaction: discord.Interaction, catalog: Catalog, query: str,
+                                 edition: str | None) -> bool:
+        """Answer a question from the rules passages; False when none is found (then the name search's menu or
+        No match answers, which say what is not loaded)."""
+        answer = await asyncio.to_thread(catalog.answer, query, edition=edition)
+        if not answer.passages:
+            return False
+        view = discord.ui.View(timeout=None)
+        view.add_item(PickSelect(interaction.user.id, catalog.answerer.hits(answer)[:PICKER_SIZE]))
+        await interaction.response.send_message(embed=answer_embed(answer, partial=not catalog.full_sources_loaded()),
+                                                view=view, allowed_mentions=NO_MENTIONS)
+        return True
+
     async def _lookup(self, interaction: discord.Interaction, query: str, kind: str | tuple[str, ...] | None,
                       edition: str | None, faction: str | None = None) -> None:
         catalog: Catalog = self.bot.services.catalog  # type: ignore[attr-defined]
@@ -334,18 +347,15 @@ class Rules(commands.Cog):
             # An id of another kind or edition (picked before `edition:` was changed) is looked up by its name
             # there; read as text, the raw id matched nothing (found by the console fuzz).
             query, entry = clean_text(entry.name), None
-        if entry is None and kind is None and looks_like_question(query):
-            answer = await asyncio.to_thread(catalog.answer, query, edition=edition)
-            if answer.passages:  # else the name search's menu or No match, which say what is not loaded
-                view = discord.ui.View(timeout=None)
-                view.add_item(PickSelect(interaction.user.id, catalog.answerer.hits(answer)[:PICKER_SIZE]))
-                await interaction.response.send_message(
-                    embed=answer_embed(answer, partial=not catalog.full_sources_loaded()), view=view,
-                    allowed_mentions=NO_MENTIONS)
-                return
+        if entry is None and kind is None and looks_like_question(query) \
+                and await self._answer_from_rules(interaction, catalog, query, edition):
+            return
         if entry is None:
             resolution = await asyncio.to_thread(catalog.resolve, query, kind=kind, edition=edition,
                                                  prefer_edition=prefer, faction=(faction or None))
+            if kind is None and not looks_like_question(query) and catalog.asks_the_rules(query, resolution) \
+                    and await self._answer_from_rules(interaction, catalog, query, edition):
+                return  # "shooting after fall back": a question without a question word
             top = max((h.score for h in resolution.candidates), default=0.0)
             plausible = [h for h in resolution.candidates if h.score >= PICK_MIN_SCORE and h.score >= top - PICK_MARGIN]
             if resolution.missing is not None:

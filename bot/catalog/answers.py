@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from rapidfuzz import fuzz
+
 from bot.catalog.normalize import clean_text, normalize
 from bot.catalog.passages import MAX_WORDS, Passage, index_words, sentences
 from bot.catalog.search import looks_hostile, looks_like_question
@@ -37,6 +39,7 @@ RELATED = 3
 FAQS = 3
 QUOTE_CHARS = 420  # the quoted sentences of the best passage
 NAMED_HITS = 6  # entries the question names, from the name search
+NAME_LIKE_RATIO = 75.0  # a query this close (rapidfuzz ratio) to a candidate's name was typed as that name
 CORE_KINDS = ("rule", "keyword")
 WEIGHTS = {"lexical": 1.0, "core": 0.3, "semantic": 1.0, "named": 1.0}  # each ranking's weight in the fusion
 
@@ -126,6 +129,16 @@ def quote(passage: Passage, words: list[str]) -> str:
         size += len(parts[i]) + 1
     out = " ".join(parts[i] for i in sorted(chosen))
     return out if len(out) <= QUOTE_CHARS else out[:QUOTE_CHARS - 1].rstrip() + "…"
+
+
+def reads_as_name(readings: list[str], candidates: list[Hit]) -> bool:
+    """Whether a query not shaped as a question was typed as a name: one of its readings (as typed, or with its
+    shorthand and aliases read) is within NAME_LIKE_RATIO of one of the name search's first candidates. The
+    evidence is the name search's own candidates, so no word list decides it: "dev wounds spill over" holds
+    words no candidate's name has and is answered from the rules text; "armor of contempt" or "ork warboss" is
+    a (misspelt or qualified) name and keeps the name search's menu."""
+    names = [normalize(h.name) for h in candidates[:3]]
+    return any(fuzz.ratio(reading, name) >= NAME_LIKE_RATIO for reading in readings[:3] for name in names)
 
 
 class Catalog(Protocol):

@@ -137,7 +137,8 @@ def cmd_lookup(args: argparse.Namespace, settings: Settings) -> int:
             else [args.query]
         for raw in queries:
             query = clean_text(raw.rstrip("\r\n") if args.query == "-" else raw)
-            if args.answer and args.kind is None and looks_like_question(query):
+            if args.answer and args.kind is None and (looks_like_question(query) or catalog.asks_the_rules(
+                    query, catalog.resolve(query, edition=args.edition))):  # as /rule routes it
                 _print_answer(catalog.answer(query, edition=args.edition), as_json)
                 continue
             hits = catalog.search(query, kind=args.kind, edition=args.edition, limit=limit)

@@ -20,7 +20,7 @@ from pathlib import Path
 from bot.catalog import imports as kept
 from bot.catalog import known as known_mod
 from bot.catalog import known_list, shorthand, things
-from bot.catalog.answers import Answer, Answerer
+from bot.catalog.answers import Answer, Answerer, reads_as_name
 from bot.catalog.building import (
     adopt_legacy,
     build_base,
@@ -97,6 +97,22 @@ class Catalog:
     def answer(self, query: str, *, edition: str | None = None) -> Answer:
         """A question answered from the rules passages (bot/catalog/answers.py; contract 9)."""
         return self.answerer.answer(query, edition=edition)
+
+    def asks_the_rules(self, query: str, resolution: Resolution) -> bool:
+        """Whether a query that is not shaped as a question ("shooting after fall back", "fnp vs mortals") is
+        still one, decided by the name search's evidence: it named nothing outright (no confident answer, no
+        known-but-unloaded name, no rule number), it has at least two words, and it does not read as one of
+        its candidates' names (answers.reads_as_name). Then it is answered from the rules passages."""
+        query = clean_text(query or "")[:200]
+        if resolution.confident or resolution.missing is not None or looks_hostile(query):
+            return False
+        if len(normalize(query).split()) < 2:
+            return False
+        found = self.shorthand.read(query)
+        if found is not None and found.numbers:
+            return False  # "rule 13.08": the numbered rule is the answer, shown by the name search
+        readings = [text for text, _ in self.index.variants(normalize(self.index.reading(query)))]
+        return not reads_as_name(readings, resolution.candidates)
 
     def autocomplete(self, text: str, *, kind: Kinds = None, edition: str | None = None,
                      faction: str | None = None, limit: int = 25,

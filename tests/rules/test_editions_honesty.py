@@ -77,3 +77,17 @@ async def test_with_the_complete_rules_loaded_numbers_answer_and_misses_add_no_h
     assert embed["title"].startswith("09.07 ") and embed["footer"].startswith("11th edition")
     embed = only(await imports_console.send("/rule query:99.99"))
     assert embed["title"] == "No match" and "data update" not in embed["description"]
+
+
+async def test_a_question_typed_without_a_question_word_is_answered_from_the_rules(
+        imports_console: ConsoleSession) -> None:
+    """"shooting after fall back" has no "?" and no question word: it went to the name search, whose menu offered
+    entries sharing a word. It names no entry outright and reads as none of the candidates' names, so it is
+    answered from the rules text; a misspelt name still gets the name search."""
+    replies = await imports_console.send("/rule query:shooting after fall back")
+    embed = [r for r in replies if r.embeds][0].embeds[0]
+    assert embed["footer"].startswith(ANSWER_FOOTER)
+    assert "**09.07 Fall-back Move** · Rule · 11th edition" in embed["description"]
+    embed = only(await imports_console.send("/rule query:lethal hitz"))
+    assert not (embed.get("footer") or "").startswith(ANSWER_FOOTER)
+    assert "Lethal Hits" in (embed.get("title") or "") + (embed.get("description") or "")
