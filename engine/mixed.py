@@ -16,7 +16,9 @@ Feel No Pain inside it; the excess damage is lost). Per weapon group:
 - the joint distribution P(n, m) of n wounds that need a saving throw (normal wounds and LETHAL
   auto-wounds) and m DEVASTATING critical wounds comes from engine.exact (with saves switched off,
   since the save now depends on who receives the wound);
-- ys[m] = sum_n P(n, m) x T^n by stepping n once;
+- ys[m] = sum_n P(n, m) x T^n: in two phases (engine.phases: the weapon's wounds go to one queue until it
+  is destroyed, then to the other, so only powers of the two queues' own chains are needed, built at
+  compile) when that is cheaper, else by stepping n once (large units);
 - 11e: sum_m ys[m] M^m by Horner's rule, M = one critical wound's mortal wounds to one model
   (after that weapon's normal damage, at most one model each, 11e 24.10);
 - 10e: the m critical wounds' mortal wounds go to a pending axis (one for normal weapons, one for
@@ -25,7 +27,7 @@ Feel No Pain inside it; the excess damage is lost). Per weapon group:
   models, and both act identically once it has none), so two axes give the weapon-by-weapon order of
   contract 1b exactly.
 
-Why one file of about 570 lines (issue 20 asks each product file over 500 lines for a reason): the state
+Why one file of about 620 lines (issue 20 asks each product file over 500 lines for a reason): the state
 layout of a mixed target (`Layout`, `Queue`) and the steps that move probability through it are one
 computation (contract 1b); each step indexes the layout directly. `compile_volley` builds the state-independent part once
 (engine.plan caches it), `Volley.run` moves the state through it.
@@ -39,6 +41,7 @@ from functools import lru_cache
 import numpy as np
 
 from engine import exact, limits
+from engine.phases import Phases, worth_it
 from engine.profiles import ModelGroup, Target
 from engine.request import first_allocated
 from engine.rules import ResolvedGroup
@@ -117,6 +120,7 @@ class Layout:
     lost: np.ndarray  # wounds lost by the unit per state, counting from a fresh unit
     group_wounds: list[int]  # W per group
     _single: dict = field(default_factory=dict, repr=False)  # precision -> `single_wound` (computed once)
+    _moved: dict = field(default_factory=dict, repr=False)  # (precision, k_count, rows) -> `moved`
 
     @classmethod
     def build(cls, target: Target) -> Layout:
@@ -155,6 +159,23 @@ class Layout:
             self._single[precision] = dest
         return dest
 
+    def moved(self, precision: bool, k_count: int, rows: int) -> np.ndarray:
+        """For `_shift_sum`: the flat (row, state) index where state s of row r lands after k wounds of
+        exactly one damage (k < k_count), as one read-only array of shape (k_count * rows * S,)."""
+        key = (precision, k_count, rows)
+        idx = self._moved.get(key)
+        if idx is None:
+            dest = self.single_wound(precision)
+            moved = np.empty((k_count, self.size), dtype=np.int64)
+            moved[0] = np.arange(self.size)
+            for k in range(1, k_count):
+                moved[k] = dest[moved[k - 1]]
+            idx = (np.arange(rows)[None, :, None] * self.size + moved[:, None, :]).ravel()
+            idx.flags.writeable = False
+            if len(self._moved) < 64:  # a layout is shared by every plan of its target: keep a few
+                self._moved[key] = idx
+        return idx
+
     def receiver(self, precision: bool) -> np.ndarray:
         """Group index of the model that receives the next wound, per state (after destruction: the
         last model destroyed)."""
@@ -163,6 +184,8 @@ class Layout:
 
 _ONE = np.ones(1)
 _ONE.flags.writeable = False
+_FIRST_ROW = np.zeros(1, dtype=np.int64)
+_FIRST_ROW.flags.writeable = False
 
 
 def _step_values(loss: np.ndarray, w: int) -> np.ndarray:
@@ -352,15 +375,10 @@ def _fnp_cap(wounds: int, keep: float) -> int:
     return max(c, wounds)
 
 
-def _add_pending(ys: np.ndarray, live: np.ndarray, shape: tuple, mw: np.ndarray, axis: int) -> np.ndarray:
-    """The new (normal pending, PRECISION pending, state) array: ys[m] (one row per entry of `live`,
-    a flat index into the first two axes of `shape`) with m critical wounds' mortal wounds (each
-    distributed as `mw`) added on `axis` (0: normal, 1: PRECISION); at or beyond the axis' last row
-    everything lands in that row."""
-    m_count = ys.shape[0]
-    cap = shape[axis] - 1
-    # powers[m]: m critical wounds' mortal wounds, everything at or beyond `cap` in row `cap` (capping
-    # once at the end is the same: mortal wounds never decrease, so mass beyond the cap stays there)
+def _pending_powers(mw: np.ndarray, m_count: int, cap: int) -> np.ndarray:
+    """(m_count, cap + 1): row m is the distribution of m critical wounds' mortal wounds (each distributed
+    as `mw`), everything at or beyond `cap` in column `cap` (capping once at the end is the same: mortal
+    wounds never decrease, so mass beyond the cap stays there). State-independent: built at compile."""
     full = np.zeros((m_count, (m_count - 1) * (mw.size - 1) + 1))
     full[0, 0] = 1.0
     for m in range(1, m_count):
@@ -369,8 +387,24 @@ def _add_pending(ys: np.ndarray, live: np.ndarray, shape: tuple, mw: np.ndarray,
     powers = np.zeros((m_count, cap + 1))
     powers[:, : min(cap, full.shape[1])] = full[:, :cap]
     powers[:, cap] = full[:, cap:].sum(axis=1)
+    return powers
+
+
+def _add_pending(ys: np.ndarray, live: np.ndarray, shape: tuple, powers: np.ndarray, axis: int) -> np.ndarray:
+    """The new (normal pending, PRECISION pending, state) array: ys[m] (one row per entry of `live`,
+    a flat index into the first two axes of `shape`) with m critical wounds' mortal wounds (`powers`,
+    `_pending_powers`) added on `axis` (0: normal, 1: PRECISION); at or beyond the axis' last row
+    everything lands in that row."""
+    m_count = ys.shape[0]
+    cap = shape[axis] - 1
     added = (powers.T @ ys.reshape(m_count, -1)).reshape((cap + 1,) + ys.shape[1:])  # [k, row, S]
     out = np.zeros(shape)
+    if live.size == 1 and live[0] == 0:  # nothing pending yet (the first devastating group): one copy
+        if axis == 0:
+            out[:, 0] = added[:, 0]
+        else:
+            out[0] = added[:, 0]
+        return out
     rows_n, rows_p = np.divmod(live, shape[1])
     for i, (pn, pp) in enumerate(zip(rows_n, rows_p, strict=True)):
         p = (pn, pp)[axis]
@@ -390,10 +424,11 @@ class _Step:
     joint: np.ndarray
     n_pmf: np.ndarray
     m_mean: float
-    t: np.ndarray
+    t: np.ndarray | None  # the one-wound matrix, stepped n times (None: `phases` replace it)
+    phases: Phases | None  # the mixture over n in two phases (engine.phases), when cheaper
     fail: np.ndarray
     mortal: np.ndarray | None  # 11e: one critical wound's transition matrix
-    pending_mw: np.ndarray | None  # 10e: one critical wound's mortal wounds, for the pending axis
+    pending_powers: np.ndarray | None  # 10e: m critical wounds' mortal wounds on the pending axis (per m)
     precision: bool
 
 
@@ -412,7 +447,8 @@ class Volley:
 
     @property
     def nbytes(self) -> int:
-        return sum(st.t.nbytes + (st.mortal.nbytes if st.mortal is not None else 0) for st in self.steps)
+        return sum((st.t.nbytes if st.t is not None else st.phases.nbytes)
+                   + (st.mortal.nbytes if st.mortal is not None else 0) for st in self.steps)
 
     def run(self) -> dict:
         """Exact result pieces: stages, killed pmf (whole unit and per group), damage pmf."""
@@ -422,13 +458,21 @@ class Volley:
         unsaved_total = 0.0
         for st in self.steps:
             flat = x.reshape(-1, lay.size)
-            live = np.flatnonzero(flat.any(axis=1))  # 10e: only the pending rows that hold mass so far
-            ys, unsaved = _mixture_steps(flat[live], st.t, st.joint, st.n_pmf, st.fail)
+            # 10e: only the pending rows that hold mass so far (one row without a pending axis)
+            live = _FIRST_ROW if flat.shape[0] == 1 else np.flatnonzero(flat.any(axis=1))
+            if st.phases is not None:
+                mixed = st.phases.mix(flat[live])
+                ys, unsaved = mixed[:-1], float((mixed[-1] @ st.fail).sum())
+            else:
+                ys, unsaved = _mixture_steps(flat[live], st.t, st.joint, st.n_pmf, st.fail)
             unsaved_total += unsaved + st.m_mean
-            if st.pending_mw is not None:
-                x = _add_pending(ys, live, x.shape, st.pending_mw, int(st.precision))
+            if st.pending_powers is not None:
+                x = _add_pending(ys, live, x.shape, st.pending_powers, int(st.precision))
                 continue
             r = ys[0] if st.mortal is None else _horner(ys, st.mortal)
+            if flat.shape[0] == 1:
+                x = r.reshape(x.shape)
+                continue
             flat = np.zeros_like(flat)
             flat[live] = r
             x = flat.reshape(x.shape)
@@ -466,12 +510,21 @@ def compile_volley(groups: list[ResolvedGroup], target: Target, devastating_spil
             pending_mw = g.group_mortal_damage[amount]
             if thinned:
                 pending_mw = exact.loss_pmf(pending_mw, g.group_fnp_mortal[0])
+            pending_mw = _pending_powers(pending_mw, joint.shape[1], cap_p if g.precision else cap_n)
         elif joint.shape[1] > 1:
             mortal = lay.transition({i: exact.loss_pmf(g.group_mortal_damage[i], g.group_fnp_mortal[i])
                                      for i in range(n_groups)}, g.precision)
-        step = _Step(joint, n_pmf, m_mean, lay.transition(losses, g.precision),
-                     1.0 - np.asarray(saves)[lay.receiver(g.precision)], mortal, pending_mw, g.precision)
-        for arr in (step.joint, step.n_pmf, step.t, step.fail, step.mortal, step.pending_mw):
+        t, phases = lay.transition(losses, g.precision), None
+        first_is_nc = not (g.precision and lay.ch.length)
+        if worth_it(lay.nc.length, lay.ch.length, first_is_nc, joint.shape[0] - 1, joint.shape[1] + 1, lay.size):
+            unsaved_weights = np.zeros(joint.shape[0])  # P(N >= n + 1): the n-th wound's save is rolled
+            unsaved_weights[:-1] = n_pmf[:0:-1].cumsum()[::-1]
+            phases = Phases.build(t, lay.nc.length, lay.ch.length, first_is_nc,
+                                  np.column_stack([joint, unsaved_weights]))
+            t = None
+        step = _Step(joint, n_pmf, m_mean, t, phases, 1.0 - np.asarray(saves)[lay.receiver(g.precision)],
+                     mortal, pending_mw, g.precision)
+        for arr in (step.joint, step.n_pmf, step.t, step.fail, step.mortal, step.pending_powers):
             if arr is not None:
                 arr.flags.writeable = False  # a compiled volley is shared by every run of its plan
         steps.append(step)
@@ -489,23 +542,19 @@ def _inflict_pending(x: np.ndarray, groups: list[ResolvedGroup], lay: Layout, th
     """10e: the pending mortal wounds, one at a time (spilling over), with each model's mortal FNP."""
     keep = groups[0].group_fnp_mortal
     if thinned or not any(keep):  # every pending mortal wound costs exactly one wound: look-ups
-        y = _shift_sum(x.transpose(1, 0, 2), lay.single_wound(True)) if x.shape[1] > 1 else x[:, 0]
-        return _shift_sum(y[:, None], lay.single_wound(False))[0] if y.shape[0] > 1 else y[0]
+        y = _shift_sum(x.transpose(1, 0, 2), lay.moved(True, x.shape[1], x.shape[0])) if x.shape[1] > 1 else x[:, 0]
+        return _shift_sum(y[:, None], lay.moved(False, y.shape[0], 1))[0] if y.shape[0] > 1 else y[0]
     ones = {i: exact.loss_pmf(np.array([0.0, 1.0]), keep[i]) for i in range(len(keep))}
     y = _horner(x.transpose(1, 0, 2), lay.transition(ones, True)) if x.shape[1] > 1 else x[:, 0]
     return _horner(y, lay.transition(ones, False)) if y.shape[0] > 1 else y[0]
 
 
-def _shift_sum(terms: np.ndarray, dest: np.ndarray) -> np.ndarray:
+def _shift_sum(terms: np.ndarray, moved: np.ndarray) -> np.ndarray:
     """sum_k terms[k] T^k for a T that moves each state s to dest[s] with certainty (terms[k]: rows
-    of state vectors, shape (k, rows, S)): state s of terms[k] lands on dest^k(s)."""
+    of state vectors, shape (k, rows, S)): state s of row r of terms[k] lands on flat index
+    `moved[k, r, s]` = r S + dest^k(s) (Layout.moved), so the sum is one bincount."""
     k_count, rows, size = terms.shape
-    moved = np.empty((k_count, size), dtype=np.int64)
-    moved[0] = np.arange(size)
-    for k in range(1, k_count):
-        moved[k] = dest[moved[k - 1]]
-    flat = moved.ravel()
-    return np.stack([np.bincount(flat, weights=terms[:, r].ravel(), minlength=size) for r in range(rows)])
+    return np.bincount(moved, weights=terms.ravel(), minlength=rows * size).reshape(rows, size)
 
 
 def _horner(terms: np.ndarray, t: np.ndarray) -> np.ndarray:

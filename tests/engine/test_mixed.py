@@ -14,7 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import RequestError, limits, simulate
+from engine import RequestError, limits, mixed, simulate
+from engine.plan import CACHE as plan_cache
+from engine.plan import compile as compile_plan
 from tests.engine.brute import brute_mixed
 from tests.engine.test_exact_brute import CASES
 
@@ -79,6 +81,53 @@ def test_mixed_matches_enumeration(edition, case):
     for key in ("attacks", "hits", "wounds", "unsaved"):
         assert got["stages"][key] == pytest.approx(ref["stages"][key], abs=1e-9), key
     assert sum(ref["killed"]) == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("phases", [True, False], ids=["two phases", "stepped"])
+@pytest.mark.parametrize("edition", ["10e", "11e"])
+@pytest.mark.parametrize("case", MIXED, ids=[c[0] for c in MIXED])
+def test_both_mixture_paths_match_enumeration(edition, case, phases, monkeypatch):
+    """A weapon's wounds mixed in two phases (engine.phases) and stepped wound by wound (the path for
+    large units) each agree with the brute-force enumeration, whichever engine.mixed would pick."""
+    monkeypatch.setattr(mixed, "worth_it", (lambda *a: a[3] >= 1) if phases else (lambda *a: False))
+    plan_cache.clear()
+    test_mixed_matches_enumeration(edition, case)
+
+
+def test_a_leader_unit_uses_the_two_phases():
+    """The issue's mixed unit (Captain + 10 Intercessors, 3 weapon groups) compiles every group to the
+    two phases, so its evaluation has no per-wound step (the stepped path stays for large units)."""
+    rifles = W(2, 3, 4, -1, 1, ["PRECISION"], models=10)
+    flamer = W("D6", None, 5, -1, 1, ["TORRENT"], models=3)
+    lance = W(2, 3, 9, -3, "D3+1", ["DEVASTATING WOUNDS", "PRECISION"], models=6)
+    target = {"groups": [G("Intercessor", 10, 4, 3, 2), G("Captain", 1, 4, 3, 5, True, invulnerable=4)]}
+    for edition in ("10e", "11e"):
+        volley = compile_plan({"edition": edition, "volley": [rifles, flamer, lance], "target": target}).volley
+        assert [st.phases is not None and st.t is None for st in volley.steps] == [True, True, True]
+
+
+def test_mixed_fixture_matches_through_the_two_phases(monkeypatch):
+    """The 1,000-request exactness fixture's mixed targets (tests/engine/exactness.py), every group forced
+    through the two phases, still match the engine's earlier pmfs to 1e-12."""
+    from tests.engine import exactness
+    from tests.engine.test_exactness import TOLERANCE, _same, devastating_fix_applies
+
+    monkeypatch.setattr(mixed, "worth_it", lambda *a: a[3] >= 1)
+    plan_cache.clear()
+    checked = 0
+    for item in exactness.load():
+        req, ref = item["request"], item["result"]
+        if "groups" not in req["target"] or req.get("method", "exact") != "exact" or devastating_fix_applies(req):
+            continue
+        got = exactness.summary(simulate(req))
+        for key in ("models_killed", "damage"):
+            assert _same(got[key], ref[key]) <= TOLERANCE, (key, req)
+        for a, b in zip(got["groups"], ref["groups"], strict=True):
+            assert _same(a, b) <= TOLERANCE, req
+        for key, value in ref["stages"].items():
+            assert got["stages"][key] == pytest.approx(value, rel=TOLERANCE, abs=TOLERANCE), (key, req)
+        checked += 1
+    assert checked > 200
 
 
 def _as_group(target: dict) -> dict:
