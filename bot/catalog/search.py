@@ -103,6 +103,7 @@ class Record:
     group: str  # the thing this entry belongs to: the id of the thing's primary entry
     priority: float
     detachment: str | None = None
+    text_less: bool = False  # metadata without the rules text (wh40kdc's stratagems, enhancements, detachments)
 
 
 @dataclass(frozen=True)
@@ -158,6 +159,7 @@ class SearchIndex:
                 group=row["thing"],
                 priority=dataset_priority(row["dataset"]),
                 detachment=row["detachment"] if isinstance(row["detachment"], str) else None,
+                text_less=bool(row["metadata_only"]),
             )
             idx = len(self.records)
             self.records.append(rec)
@@ -449,7 +451,8 @@ class SearchIndex:
         """Rank records by name. Returns (hits, final scores, question_like)."""
         rec_scores, prefer, question = self.score(query, limit=limit, fuzzy=fuzzy, prefer_edition=prefer_edition,
                                                   kinds=kinds, edition=edition, eager_fuzzy=eager_fuzzy)
-        hits, finals, _matches = self.rank(rec_scores, kinds, edition, prefer, faction, limit)
+        hits, finals, _matches = self.rank(rec_scores, kinds, edition, prefer, faction, limit,
+                                           query_edition(query) is not None)
         return hits, finals, question
 
     def score(self, query: str, *, limit: int = 10, fuzzy: bool = True, prefer_edition: str | None = None,
@@ -535,11 +538,15 @@ class SearchIndex:
                     rec_scores[idx] += KIND_WORD_BONUS
         return rec_scores, prefer_edition, question
 
-    def rank(self, rec_scores: dict[int, float], kinds, edition, prefer_edition, faction, limit
-             ) -> tuple[list[Hit], list[float], list[float]]:
+    def rank(self, rec_scores: dict[int, float], kinds, edition, prefer_edition, faction, limit,
+             typed_edition: bool = False) -> tuple[list[Hit], list[float], list[float]]:
         """Filter, add tie-break bonuses, collapse same-rule duplicates, and keep the best `limit`. Returns the
         hits, their final scores (tier score + tie-breaks: they order the hits) and their tier scores alone
-        (how well the name matched: what confidence is judged on)."""
+        (how well the name matched: what confidence is judged on).
+
+        The server's preferred edition lifts only entries that carry their rules text: wh40kdc's metadata
+        (a stratagem's phase, an enhancement's cost) does not outrank the same name's complete text in the
+        other edition. An edition typed in the query (`typed_edition`, "aoc 11e") lifts every entry of it."""
         ranked: list[tuple[float, float, Record]] = []
         faction_norm = faction_key(faction) if faction else None
         for idx, score in rec_scores.items():
@@ -554,7 +561,7 @@ class SearchIndex:
             final = score + rec.priority
             if not kinds or len(kinds) > 1:
                 final += KIND_BONUS.get(rec.kind, 0.0)
-            if prefer_edition and not edition and rec.edition == prefer_edition:
+            if prefer_edition and not edition and rec.edition == prefer_edition and (typed_edition or not rec.text_less):
                 final += PREFERRED_EDITION_BONUS
             if rec.incomplete:
                 final -= INCOMPLETE_PENALTY

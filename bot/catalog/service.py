@@ -42,6 +42,7 @@ from bot.catalog.search import (
     load_aliases,
     looks_hostile,
     looks_like_question,
+    query_edition,
 )
 from bot.catalog.store import CatalogDamaged, CatalogStore
 from bot.catalog.things import name_key
@@ -399,7 +400,8 @@ class Catalog:
         index = self.index
         rec_scores, prefer, question = index.score(query, limit=limit, prefer_edition=prefer_edition, kinds=kinds,
                                                    edition=edition)
-        hits, scores, matches = index.rank(rec_scores, kinds, edition, prefer, faction, limit)
+        typed = query_edition(query) is not None
+        hits, scores, matches = index.rank(rec_scores, kinds, edition, prefer, faction, limit, typed)
         if question or not hits or scores[0] < 70:
             read = index.reading(query)
             words = fts_words(read)
@@ -412,7 +414,7 @@ class Catalog:
                 if score > rec_scores.get(idx, -1.0):
                     rec_scores[idx] = score
             if rows:
-                hits, scores, matches = index.rank(rec_scores, kinds, edition, prefer, faction, limit)
+                hits, scores, matches = index.rank(rec_scores, kinds, edition, prefer, faction, limit, typed)
         return hits, scores, matches
 
 

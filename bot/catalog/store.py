@@ -299,6 +299,7 @@ class CatalogStore:
             rows = self._conn.execute(
                 "SELECT e.rowid, e.id, e.dataset, e.kind, e.name, e.edition, e.faction, e.source, e.number, e.norm_name,"
                 " e.aliases, json_extract(e.data, '$.incomplete') AS incomplete,"
+                " json_extract(e.data, '$.metadata_only') AS metadata_only,"
                 " json_extract(e.data, '$.detachment') AS detachment, json_extract(e.data, '$.category') AS category,"
                 " COALESCE(t.thing, e.id) AS thing FROM entries e LEFT JOIN things t ON t.entry_id = e.id"
                 " ORDER BY e.rowid").fetchall()

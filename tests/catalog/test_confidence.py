@@ -45,3 +45,15 @@ def test_the_lead_must_not_be_only_a_tie_break() -> None:
 def test_the_same_rule_in_the_other_edition_is_no_rival_whatever_its_plural() -> None:
     hits = [hit("Wound Rolls"), hit("Wound Roll", edition="10e")]
     assert confident("wound roll", [105.0, 100.0], hits, [100.0, 100.0])
+
+
+def test_metadata_without_rules_text_does_not_outrank_the_complete_text(small_catalog: Catalog) -> None:
+    """wh40kdc lists Auric Mantle (11e) without its rules text; Wahapedia's 10e copy has it. The server's preferred
+    edition (11e) must not put the text-less entry first and claim it; an edition typed in the query still does."""
+    resolution = small_catalog.resolve("auric mantle")
+    assert resolution.confident and resolution.best is not None
+    assert (resolution.best.name, resolution.best.edition) == ("Auric Mantle", "10e")
+    typed = small_catalog.resolve("auric mantle 11e")
+    assert typed.best is not None and typed.best.edition == "11e"
+    only = small_catalog.search("storm of fire")  # no complete copy loaded: the metadata is still the answer
+    assert (only[0].name, only[0].edition) == ("Storm Of Fire", "11e")
