@@ -92,9 +92,19 @@ class WebSettings:
         return f"http://{'127.0.0.1' if self.bind in ('0.0.0.0', '::') else host}:{self.port}"
 
 
+# The pages: each file is its body; the head they share is static/head.html with the page's title and the
+# name of its script and style sheet filled in.
+PAGES = {"page.html": ("Cogitator live board", "overlay"), "league.html": ("Cogitator league table", "league")}
+
+
 def _static_files() -> dict[str, bytes]:
     folder = resources.files("bot.web") / "static"
-    return {name: (folder / name).read_bytes() for name in (*STATIC_TYPES, "page.html", "league.html")}
+    files = {name: (folder / name).read_bytes() for name in STATIC_TYPES}
+    head = (folder / "head.html").read_bytes()
+    for page, (title, name) in PAGES.items():
+        files[page] = (head.replace(b"{{title}}", title.encode()).replace(b"{{name}}", name.encode())
+                       + (folder / page).read_bytes())
+    return files
 
 
 @web.middleware
