@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
 import json
 import os
 import resource
@@ -23,13 +22,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from aiohttp import web
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bot.catalog.service import open_catalog  # noqa: E402
 from bot.config import Settings  # noqa: E402
+from tests.localserver import file_app, serving  # noqa: E402
 
 
 def line(label: str, value: float, unit: str, target: float | None = None) -> None:
@@ -38,40 +36,25 @@ def line(label: str, value: float, unit: str, target: float | None = None) -> No
     print(f"  {label:<46} {value:10.2f} {unit}{ratio}")
 
 
-def serve(files: dict[str, bytes]) -> web.Application:
-    tags = {name: '"' + hashlib.sha1(body).hexdigest()[:16] + '"' for name, body in files.items()}
-
-    async def handle(request: web.Request) -> web.Response:
-        name = request.match_info["name"]
-        if name not in files:
-            raise web.HTTPNotFound()
-        if request.headers.get("If-None-Match") == tags[name]:
-            return web.Response(status=304, headers={"ETag": tags[name]})
-        return web.Response(body=files[name], headers={"ETag": tags[name]})
-
-    app = web.Application()
-    app.router.add_get("/{name:.+}", handle)
-    return app
-
-
 async def main_async(shared: Path, gdc: Path | None) -> None:
     gdc_dir, wah_dir = gdc or shared / "datasets" / "gdc-11e", shared / "datasets" / "wahapedia-10e"
     files = {f"gdc/{p.name}": p.read_bytes() for p in gdc_dir.glob("*.json") if p.name != "core_rules.json"}
     files["gdc/core/core_rules.json"] = (gdc_dir / "core_rules.json").read_bytes()
     files.update({f"wahapedia/{p.name}": p.read_bytes() for p in wah_dir.glob("*.csv")})
     gdc_files = tuple(sorted(n.removeprefix("gdc/") for n in files if n.startswith("gdc/")))
-    runner = web.AppRunner(serve(files))
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    async with serving(file_app(files)) as base:
+        await measure(files, gdc_files, base)
+
+
+async def measure(files: dict[str, bytes], gdc_files: tuple[str, ...], base: str) -> None:
+    """A full then an unchanged `data update` against the server at `base`, printed."""
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
         settings = Settings(token=None, db_path=data / "state.db", data_dir=data, log_level="WARNING",
                             sync_commands=False)
         open_catalog(settings).close()  # the base build, not timed
-        env = {**os.environ, "COGITATOR_DATA": str(data), "COGITATOR_GDC_URL": f"http://127.0.0.1:{port}/gdc/",
-               "COGITATOR_WAHAPEDIA_URL": f"http://127.0.0.1:{port}/wahapedia/"}
+        env = {**os.environ, "COGITATOR_DATA": str(data), "COGITATOR_GDC_URL": f"{base}/gdc/",
+               "COGITATOR_WAHAPEDIA_URL": f"{base}/wahapedia/"}
         code = ("import sys; from bot.catalog import update; update.GDC_FILES = " + repr(gdc_files)
                 + "; from bot.__main__ import main; sys.exit(main(sys.argv[1:]))")
 
@@ -96,7 +79,6 @@ async def main_async(shared: Path, gdc: Path | None) -> None:
         before = snapshot()
         unchanged, again = await run()
         rewritten = sum(1 for k, v in snapshot().items() if before.get(k) != v)
-    await runner.cleanup()
     nbytes = sum(len(b) for b in files.values())
     print(f"data update from a local server: {len(files)} files, {nbytes / 1e6:.1f} MB "
           f"(machine shared with other jobs; wall-clock, one run)")

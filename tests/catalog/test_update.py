@@ -4,7 +4,6 @@ requests, 304s, a 404, a truncated body, a slow answer, bad JSON, size limits, -
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import os
 import re
@@ -22,6 +21,7 @@ from bot import config
 from bot.catalog import download, update
 from bot.catalog.service import Catalog, open_catalog
 from bot.errors import ConfigError
+from tests.localserver import etag, serving
 
 from .conftest import REPO, copy_catalog, settings_for
 
@@ -38,7 +38,7 @@ class FakeUpstream:
         self.slow = 5.0
 
     def etag(self, name: str) -> str:
-        return '"' + hashlib.sha1(self.files[name]).hexdigest()[:16] + '"'
+        return etag(self.files[name])
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         name = request.match_info["name"]
@@ -68,15 +68,8 @@ async def upstream() -> AsyncIterator[tuple[FakeUpstream, str]]:
     fake = FakeUpstream()
     app = web.Application()
     app.router.add_route("*", "/gdc/{name:.+}", fake.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield fake, f"http://127.0.0.1:{port}/gdc/"
-    finally:
-        await runner.cleanup()
+    async with serving(app) as base:
+        yield fake, f"{base}/gdc/"
 
 
 def _state(folder: Path) -> dict[str, tuple[int, bytes]]:

@@ -34,6 +34,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from tests import localserver
 from tests.fakediscord import payloads as P
 from tests.fakediscord.validate import choices_problems, command_problems, message_problems
 
@@ -306,11 +307,7 @@ class FakeDiscord:
         app.router.add_get("/gateway-resume", self._gateway)
         app.router.add_route("*", API + "/{tail:.*}", self._rest)
         app.router.add_get("/attachments/upload/{id}/{name}", self._upload)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner, self.port = await localserver.start(app, access_log=None, handle_signals=False)
 
     async def _upload(self, request: web.Request) -> web.StreamResponse:
         """The CDN: a file a user attached to a command (what `Attachment.read()` downloads)."""
