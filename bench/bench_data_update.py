@@ -1,10 +1,12 @@
 """`python -m bot data update` benchmark against a local HTTP server (aiohttp) serving the shared datasets.
 
-  - full refresh: every file downloaded, checked, swapped in and imported (gdc + Wahapedia)   target < 60 s
+  - full refresh: every file downloaded, checked, swapped in and imported (gdc, Wahapedia, MFM)  target < 60 s
   - unchanged refresh: every request conditional (304), zero files rewritten, no import        target < 2 s
 
 The server serves ../shared/datasets/gdc-11e (5 files; or with --gdc the complete export, 32 files) and
-../shared/datasets/wahapedia-10e (20 files) under the real file names, with ETags. The catalog starts as the base build (seeds + wh40kdc), which is
+../shared/datasets/wahapedia-10e (20 files) and ../shared/datasets/mfm-11e/data (the points: meta.yaml and the
+factions; `data update` fetches every source, and a bench never reaches the internet) under the real file
+names, with ETags. The catalog starts as the base build (seeds + wh40kdc), which is
 not timed. The command runs as a subprocess, exactly as an operator runs it.
 
 Run: `.venv/bin/python bench/bench_data_update.py [--shared PATH]` (default ../shared next to the repo).
@@ -41,6 +43,7 @@ async def main_async(shared: Path, gdc: Path | None) -> None:
     files = {f"gdc/{p.name}": p.read_bytes() for p in gdc_dir.glob("*.json") if p.name != "core_rules.json"}
     files["gdc/core/core_rules.json"] = (gdc_dir / "core_rules.json").read_bytes()
     files.update({f"wahapedia/{p.name}": p.read_bytes() for p in wah_dir.glob("*.csv")})
+    files.update({f"mfm/{p.name}": p.read_bytes() for p in (shared / "datasets" / "mfm-11e" / "data").glob("*.yaml")})
     gdc_files = tuple(sorted(n.removeprefix("gdc/") for n in files if n.startswith("gdc/")))
     async with serving(file_app(files)) as base:
         await measure(files, gdc_files, base)
@@ -54,7 +57,7 @@ async def measure(files: dict[str, bytes], gdc_files: tuple[str, ...], base: str
                             sync_commands=False)
         open_catalog(settings).close()  # the base build, not timed
         env = {**os.environ, "COGITATOR_DATA": str(data), "COGITATOR_GDC_URL": f"{base}/gdc/",
-               "COGITATOR_WAHAPEDIA_URL": f"{base}/wahapedia/"}
+               "COGITATOR_WAHAPEDIA_URL": f"{base}/wahapedia/", "COGITATOR_MFM_URL": f"{base}/mfm/"}
         code = ("import sys; from bot.catalog import update; update.GDC_FILES = " + repr(gdc_files)
                 + "; from bot.__main__ import main; sys.exit(main(sys.argv[1:]))")
 
