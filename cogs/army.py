@@ -7,6 +7,7 @@ process under a memory cap and a time limit, a few lists at a time (`bot.armies.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import discord
@@ -55,8 +56,8 @@ async def _import(interaction: discord.Interaction, data: bytes, filename: str |
         army = await reader.read(data, filename=filename, edition=state.edition, catalog=catalog,
                                  user=interaction.user.id, guild=interaction.guild_id)
         document = army.to_dict()
-        if state.edition == "11e":  # units the list gives no points are costed by the MFM in force, once
-            fill_missing_points(document, _check(interaction, document, state.battle_size))
+        # units the list gives no points are costed once, by the points in force (11e MFM, 10e Wahapedia)
+        fill_missing_points(document, await _check(interaction, document, state.battle_size))
         result = await act(interaction, gc.import_army, interaction.user.id, document)
     except UserError as error:
         await interaction.followup.send(embed=render.refusal(str(error)), ephemeral=True, allowed_mentions=NO_MENTIONS)
@@ -65,14 +66,19 @@ async def _import(interaction: discord.Interaction, data: bytes, filename: str |
     embed = render.army_embed(result.state, me, note=result.outcome.message, diagnostics=army.to_dict()["diagnostics"])
     embeds = [embed]
     stored = result.state.army(me)
-    if stored is not None and result.state.edition == "11e":
-        embeds.append(render.check_embed(_check(interaction, stored, result.state.battle_size), stored))
+    if stored is not None:
+        embeds.append(render.check_embed(await _check(interaction, stored, result.state.battle_size), stored))
     await interaction.followup.send(embeds=embeds, allowed_mentions=NO_MENTIONS)
     await live_boards(interaction).refresh(channel_of(interaction), result)
 
 
-def _check(interaction: discord.Interaction, army: dict, battle_size: str | None) -> dict:
-    return check_in(army, interaction.client.services.settings.data_dir, battle_size)  # type: ignore[attr-defined]
+async def _check(interaction: discord.Interaction, army: dict, battle_size: str | None) -> dict:
+    """contract 6b's check; a 10e list reads the catalog's points, off the event loop (the first read of a
+    faction loads its entries)."""
+    data_dir = interaction.client.services.settings.data_dir  # type: ignore[attr-defined]
+    if army.get("edition") == "10e":
+        return await asyncio.to_thread(check_in, army, data_dir, battle_size, catalog_or_none(interaction))
+    return check_in(army, data_dir, battle_size)
 
 
 class PasteModal(StandingForm, title="Paste your army list"):
@@ -125,8 +131,8 @@ class Army(commands.Cog):
         embeds = [render.army_embed(state, i) for i in indices]
         await interaction.response.send_message(embeds=embeds, ephemeral=True, allowed_mentions=NO_MENTIONS)
 
-    @army.command(name="check", description="Cost your list by the current Munitorum Field Manual and check it "
-                                            "against the battle size.")
+    @army.command(name="check", description="Cost your list by the current points (11e MFM, 10e Wahapedia) and "
+                                            "check it against the battle size.")
     @app_commands.describe(battle_size="Incursion, Strike Force or Onslaught (default: the game's, else Strike Force)",
                            player="Whose list (default: yours)")
     @app_commands.autocomplete(battle_size=battle_size_ac)
@@ -138,7 +144,7 @@ class Army(commands.Cog):
         army = state.army(index) if index is not None else None
         if army is None:
             raise UserError("No army list to check: import one with `/army import file:` or `/army paste`.")
-        report = _check(interaction, army, battle_size or state.battle_size)
+        report = await _check(interaction, army, battle_size or state.battle_size)
         await interaction.response.send_message(embed=render.check_embed(report, army), ephemeral=True,
                                                 allowed_mentions=NO_MENTIONS)
 

@@ -27,6 +27,31 @@ MATCH_SCORE = 90  # a list name read as an MFM name it differs from (a typo, a p
 UPGRADE_MAX = 3  # 25.04: up to three of the same Upgrade
 
 
+@dataclass(frozen=True)
+class Rules:
+    """What each problem names as its rule and source, by edition."""
+
+    size: str = SIZE_RULE
+    roster: str = ROSTER_RULE
+    points: str = MFM_RULE
+    no_points: str = ("No Munitorum Field Manual is imported, so nothing is costed: run "
+                      "`python -m bot data update --source mfm`.")
+
+
+ELEVENTH = Rules()
+TENTH_ROSTER = "10e core rules, Muster Army"
+TENTH = Rules(size="10e battle size", roster=TENTH_ROSTER, points="Wahapedia export points",
+              no_points="No 10th-edition points are loaded (the Wahapedia export carries them), so nothing is "
+                        "costed: run `python -m bot data update --source wahapedia`.")
+# the Wahapedia export has no battle-size table and the Chapter Approved file is 11e: never numbers of our own
+TENTH_NOT_CHECKED = ("Not checked for 10th edition: total points, enhancements and copies of a unit against a "
+                     "battle size, because the loaded data has no 10e battle-size table (the Wahapedia export "
+                     "carries points, not the core rules' limits; the Chapter Approved file is 11e); Detachment "
+                     "Points are 11e only; Leader attachments are not checked. Checked: each unit's and "
+                     "enhancement's cost, the list's stated figures, unknown names, and enhancements (one per "
+                     "CHARACTER, none on an EPIC HERO, each once, from the list's detachment).")
+
+
 @dataclass
 class Problem:
     rule: str
@@ -48,14 +73,16 @@ class _Costed:
 
 
 class _Check:
-    def __init__(self, army: dict[str, Any], book: Book | None, size: BattleSize | None, sizes_source: str) -> None:
+    def __init__(self, army: dict[str, Any], book: Book | None, size: BattleSize | None, sizes_source: str,
+                 rules: Rules = ELEVENTH) -> None:
         self.army = army
+        self.rules = rules
         self.units: list[dict[str, Any]] = army.get("units") or []
         self.book = book
         self.size = size
         self.sizes_source = sizes_source
         self.problems: list[Problem] = []
-        self.source = f"{book.label}" if book else "no MFM imported"
+        self.source = f"{book.label}" if book else ("no MFM imported" if rules is ELEVENTH else "no points loaded")
 
     def problem(self, rule: str, severity: str, message: str, units: list[int] | None = None) -> None:
         self.problems.append(Problem(rule, severity, message, units or []))
@@ -86,7 +113,7 @@ class _Check:
         if found and found[0][1] >= MATCH_SCORE and (len(found) == 1 or found[0][1] - found[1][1] >= 5):
             return choices[found[0][0]], f"read as {found[0][0]!r}"
         hint = f" Did you mean: {', '.join(m[0] for m in found)}?" if found else ""
-        self.problem(MFM_RULE, "warning", f"{raw.get('name')!r} is not in {self.source} (Legends, another faction or "
+        self.problem(self.rules.points, "warning", f"{raw.get('name')!r} is not in {self.source} (Legends, another faction or "
                                           f"mistyped), so it is not costed.{hint}", [i])
         return None, "not in the MFM"
 
@@ -102,8 +129,9 @@ class _Check:
                 pool = [d.name for d in faction.detachments] if faction is not None else []
                 near = process.extract(str(name), pool, scorer=fuzz.WRatio, limit=3, score_cutoff=60)
                 hint = f" Did you mean: {', '.join(m[0] for m in near)}?" if near else ""
-                self.problem(MFM_RULE, "warning", f"Detachment {str(name)[:60]!r} is not in {self.source}; its DP "
-                                                  f"and enhancements are not counted.{hint}")
+                counted = "DP and enhancements are" if self.rules is ELEVENTH else "enhancements are"
+                self.problem(self.rules.points, "warning", f"Detachment {str(name)[:60]!r} is not in {self.source}; its "
+                                                           f"{counted} not counted.{hint}")
         return found
 
     def enhancement(self, name: str, detachments: list[Detachment]) -> tuple[Enhancement | None, Detachment | None]:
@@ -118,13 +146,12 @@ class _Check:
 
     def run(self) -> dict[str, Any]:
         if self.book is None:
-            self.problem(MFM_RULE, "warning", "No Munitorum Field Manual is imported, so nothing is costed: "
-                                              "run `python -m bot data update --source mfm`.")
+            self.problem(self.rules.points, "warning", self.rules.no_points)
             costed = [_Costed(i, None, None, u.get("points")) for i, u in enumerate(self.units)]
             return self.report(costed, None, 0, 0)
         faction = self.faction()
         if faction is None:
-            self.problem(MFM_RULE, "warning", f"Faction {str(self.army.get('faction'))[:60]!r} is not in "
+            self.problem(self.rules.points, "warning", f"Faction {str(self.army.get('faction'))[:60]!r} is not in "
                                               f"{self.source}; units are looked up in every faction.")
         detachments = self.detachments(faction)
         costed = self.cost_units(faction, detachments)
@@ -196,7 +223,7 @@ class _Check:
             else:
                 limit, why = self.size.copies, f"the unit limit of {self.size.name}"
             if len(indices) > limit:
-                self.problem(f"{SIZE_RULE} (unit limit)", "error",
+                self.problem(f"{self.rules.size} (unit limit)", "error",
                              f"{len(indices)} × {name}: at most {limit} ({why}; {self.sizes_source}).", indices)
 
     def check_detachments(self, detachments: list[Detachment]) -> int:
@@ -204,7 +231,7 @@ class _Check:
         names = Counter(d.name for d in detachments)
         for name, count in names.items():
             if count > 1:
-                self.problem(ROSTER_RULE, "error", f"{name} is selected {count} times; a detachment can be selected "
+                self.problem(self.rules.roster, "error", f"{name} is selected {count} times; a detachment can be selected "
                                                    "once.")
         tags: dict[str, list[str]] = {}
         for d in detachments:
@@ -212,12 +239,12 @@ class _Check:
                 tags.setdefault(name_key(d.unique), []).append(d.name)
         for same in tags.values():
             if len(same) > 1:
-                self.problem(f"{MFM_RULE} (Unique tag)", "error",
+                self.problem(f"{self.rules.points} (Unique tag)", "error",
                              f"{' and '.join(same)} share a Unique tag: at most one of them ({self.source}).")
         if self.size is not None and dp > self.size.detachment_points:
             single_three = len(detachments) == 1 and dp == 3 and name_key(self.size.name) == "incursion"
             if not single_three:
-                self.problem(SIZE_RULE, "error", f"Detachments cost {dp} DP; {self.size.name} allows "
+                self.problem(self.rules.size, "error", f"Detachments cost {dp} DP; {self.size.name} allows "
                                                  f"{self.size.detachment_points} ({self.sizes_source}; DP by "
                                                  f"{self.source}).")
         return dp
@@ -229,7 +256,7 @@ class _Check:
             raw = self.units[row.index]
             names = [str(n) for n in raw.get("enhancements") or []]
             if len(names) > 1:
-                self.problem(ROSTER_RULE, "error", f"{raw.get('name')} has {len(names)} enhancements; a unit can "
+                self.problem(self.rules.roster, "error", f"{raw.get('name')} has {len(names)} enhancements; a unit can "
                                                    "have one.", [row.index])
             for name in names:
                 enh, det = self.enhancement(name, detachments)
@@ -238,25 +265,25 @@ class _Check:
                 if not upgrade or seen[name_key(name)] == 1:
                     counted += 1
                 if enh is None:
-                    self.problem(MFM_RULE, "warning", f"Enhancement {name[:60]!r} is not in {self.source}; it is not "
+                    self.problem(self.rules.points, "warning", f"Enhancement {name[:60]!r} is not in {self.source}; it is not "
                                                       "costed.", [row.index])
                     continue
                 if det is not None and not any(det is d for d in detachments):
-                    self.problem(ROSTER_RULE, "error", f"{enh.name} belongs to {det.name}, which the list has not "
+                    self.problem(self.rules.roster, "error", f"{enh.name} belongs to {det.name}, which the list has not "
                                                        "selected.", [row.index])
                 tags = set(raw.get("tags") or [])
                 if "epic-hero" in tags:
-                    self.problem(ROSTER_RULE, "error", f"{raw.get('name')} is an EPIC HERO and cannot be given "
+                    self.problem(self.rules.roster, "error", f"{raw.get('name')} is an EPIC HERO and cannot be given "
                                                        f"{enh.name}.", [row.index])
                 elif not upgrade and not raw.get("character") and row.entry is not None:
-                    self.problem(ROSTER_RULE, "error", f"{enh.name} is on {raw.get('name')}, which is not a "
+                    self.problem(self.rules.roster, "error", f"{enh.name} is on {raw.get('name')}, which is not a "
                                                        "CHARACTER (only Upgrades can be).", [row.index])
         for key, count in seen.items():
             limit = UPGRADE_MAX if "upgrade" in key.split() else 1
             if count > limit:
-                self.problem(ROSTER_RULE, "error", f"{count} × the same enhancement ({key}); at most {limit}.")
+                self.problem(self.rules.roster, "error", f"{count} × the same enhancement ({key}); at most {limit}.")
         if self.size is not None and counted > self.size.enhancements:
-            self.problem(SIZE_RULE, "error", f"{counted} enhancements; {self.size.name} allows "
+            self.problem(self.rules.size, "error", f"{counted} enhancements; {self.size.name} allows "
                                              f"{self.size.enhancements} ({self.sizes_source}).")
         return counted
 
@@ -268,7 +295,7 @@ class _Check:
             target = raw.get("leading")
             if not isinstance(target, int) or not 0 <= target < len(costed):
                 if entry.role == "support":
-                    self.problem(ROSTER_RULE, "warning", f"{raw.get('name')} is a support unit and must be "
+                    self.problem(self.rules.roster, "warning", f"{raw.get('name')} is a support unit and must be "
                                                          "attached to a bodyguard unit (/army attach).", [row.index])
                 continue
             led = costed[target].entry
@@ -276,7 +303,7 @@ class _Check:
             led_name = led.name if led else str(self.units[target].get("name"))
             if allowed and name_key(led_name) not in allowed:
                 listed = ", ".join(entry.attach_to[:8]) + (" …" if len(entry.attach_to) > 8 else "")
-                self.problem(f"{MFM_RULE} (Leader/Support)", "error",
+                self.problem(f"{self.rules.points} (Leader/Support)", "error",
                              f"{raw.get('name')} is attached to {led_name}, which its list does not name "
                              f"({listed}; {self.source}).", [row.index, target])
 
@@ -290,7 +317,7 @@ class _Check:
                 owners = [f.name for f, _u in self.book.units.get(name_key(row.entry.name), [])]
                 outside.setdefault(owners[0] if owners else "?", []).append(row.index)
         for owner, indices in outside.items():
-            self.problem(ROSTER_RULE, "warning", f"{len(indices)} unit(s) are listed under {owner}, not "
+            self.problem(self.rules.roster, "warning", f"{len(indices)} unit(s) are listed under {owner}, not "
                                                  f"{faction.name}, in {self.source} (allowed only where a rule "
                                                  "lets the army include them).", indices)
 
@@ -298,10 +325,10 @@ class _Check:
         total = sum(r.points for r in costed if r.points is not None) if self.book else None
         stated = self.army.get("points") if isinstance(self.army.get("points"), int) else None
         if self.size is not None and total is not None and total > self.size.points:
-            self.problem(SIZE_RULE, "error", f"{total:,} points is over {self.size.name}'s {self.size.points:,} "
+            self.problem(self.rules.size, "error", f"{total:,} points is over {self.size.name}'s {self.size.points:,} "
                                              f"({self.sizes_source}; points by {self.source}).")
         if stated is not None and total is not None and stated != total:
-            self.problem(MFM_RULE, "warning", f"The list states {stated:,} points; {self.source} gives {total:,} "
+            self.problem(self.rules.points, "warning", f"The list states {stated:,} points; {self.source} gives {total:,} "
                                               f"({total - stated:+,}): see each unit.")
         return {
             "battle_size": self.size.name if self.size else None,
@@ -321,28 +348,44 @@ def _all_units(book: Book) -> list[tuple[FactionPoints, UnitPoints]]:
 
 
 def check(army: dict[str, Any], book: Book | None, size: BattleSize | None, sizes_source: str = "",
-          size_problem: str | None = None) -> dict[str, Any]:
+          size_problem: str | None = None, rules: Rules = ELEVENTH) -> dict[str, Any]:
     """Contract 6b's `check` object for a contract 6 army (never raises on a list it was given);
     `size_problem` says why there is no battle size (no Chapter Approved file, an unknown name)."""
-    checker = _Check(army, book, size, sizes_source)
+    checker = _Check(army, book, size, sizes_source, rules)
     if size_problem:
-        checker.problem(SIZE_RULE, "warning", size_problem)
+        checker.problem(rules.size, "warning", size_problem)
     return checker.run()
 
 
-def check_in(army: dict[str, Any], data_dir: Any, battle_size: str | None = None) -> dict[str, Any]:
-    """`check` with the MFM and battle sizes in force in `data_dir`; an 11e list only (the MFM is 11e)."""
+def check_tenth(army: dict[str, Any], catalog: Any, battle_size: str | None = None) -> dict[str, Any]:
+    """A 10e list costed by the Wahapedia export's points in the catalog (bot.points.tenth), with the checks
+    that need no battle-size table; the first problem says which checks do not apply and why."""
+    from bot.points.tenth import book_for
+
+    book = book_for(catalog, army.get("faction")) if catalog is not None else None
+    asked = f" The battle size asked ({str(battle_size)[:40]}) is not used." if battle_size else ""
+    report = check(army, book, None, "", TENTH_NOT_CHECKED + asked, TENTH)
+    report["detachment_points"] = {"spent": None, "limit": None}
+    return report
+
+
+def check_in(army: dict[str, Any], data_dir: Any, battle_size: str | None = None,
+             catalog: Any = None) -> dict[str, Any]:
+    """`check` with the MFM and battle sizes in force in `data_dir` for an 11e list; a 10e list is costed by
+    the Wahapedia export's points in `catalog` (the bot.catalog Catalog; None when it is not available)."""
     from pathlib import Path
 
     from bot.points import sizes as battle_sizes
     from bot.points.book import current
     from bot.points.mfm import PointsDataError
 
+    if army.get("edition") == "10e":
+        return check_tenth(army, catalog, battle_size)
     if army.get("edition") not in (None, "11e"):
         return {"battle_size": None, "points_source": None, "sizes_source": "", "points": {}, "units": [],
                 "detachment_points": {}, "enhancements": {},
-                "problems": [Problem(MFM_RULE, "warning", "Points and list checks are for 11th-edition lists (the "
-                                                          "Munitorum Field Manual is 11e).").to_dict()]}
+                "problems": [Problem(MFM_RULE, "warning", f"No points for edition {str(army.get('edition'))[:10]!r}: "
+                                                          "lists are checked for 10e and 11e.").to_dict()]}
     try:
         book = current(Path(data_dir))
     except PointsDataError as exc:

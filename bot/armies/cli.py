@@ -51,11 +51,12 @@ def _read(path: str) -> tuple[bytes, str | None]:
 
 
 def cmd_check(args: argparse.Namespace, settings: Settings) -> int:
-    """Contract 6's object plus `check` (contract 6b); exit 0 whatever the verdict, 2 when unreadable."""
+    """Contract 6's object plus `check` (contract 6b); exit 0 whatever the verdict, 2 when unreadable. A 10e
+    list is costed by the Wahapedia export's points in the catalog, which parsing it opens anyway."""
     from bot.armies.check import check_in
 
-    return cmd_parse(args, settings, lambda army: {**army, "check": check_in(army, settings.data_dir,
-                                                                            args.battle_size)})
+    return cmd_parse(args, settings, lambda army, catalog: {**army, "check": check_in(
+        army, settings.data_dir, args.battle_size, catalog)})
 
 
 def cmd_parse(args: argparse.Namespace, settings: Settings, extend=None) -> int:  # noqa: ANN001
@@ -71,6 +72,9 @@ def cmd_parse(args: argparse.Namespace, settings: Settings, extend=None) -> int:
 
             catalog = open_catalog(settings)
         army = parse_list(data, filename=name, edition=args.edition, catalog=catalog)
+        document = army.to_dict()
+        if extend:
+            document = extend(document, catalog)
     except ListError as error:
         print(json.dumps({"error": str(error), "line": error.line}, ensure_ascii=False))
         return 2
@@ -80,7 +84,6 @@ def cmd_parse(args: argparse.Namespace, settings: Settings, extend=None) -> int:
     finally:
         if catalog is not None:
             catalog.close()
-    document = army.to_dict()
-    json.dump(extend(document) if extend else document, sys.stdout, ensure_ascii=False)
+    json.dump(document, sys.stdout, ensure_ascii=False)
     sys.stdout.write("\n")
     return 0

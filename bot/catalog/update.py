@@ -51,8 +51,9 @@ GDC_FACTIONS = (
 CHAPTER_APPROVED = "missions/chapter_approved_2026_2027.json"  # battle sizes for /army check (bot/points/sizes.py)
 GDC_FILES = tuple(f"{f}.json" for f in GDC_FACTIONS) + ("core/core_rules.json", "faqs.json", "keywords.json",
                                                        CHAPTER_APPROVED)
-# BSData/wh40k-11e-mfm's data/ (meta.yaml lists the same 29): a faction added upstream needs a line here,
-# and until then the update is refused with a line naming it (the points in force stay).
+# BSData/wh40k-11e-mfm's data/ as of MFM v1.1 (meta.yaml lists the same 29). The update fetches whatever
+# meta.yaml lists (`_mfm_names`), so a faction added upstream is imported like the others, with one log line
+# naming it; this list is what `--check` asks about before anything was downloaded.
 MFM_FACTIONS = (
     "adepta-sororitas", "adeptus-custodes", "adeptus-mechanicus", "aeldari", "astra-militarum", "black-templars",
     "blood-angels", "chaos-daemons", "chaos-knights", "chaos-space-marines", "chaos-titan-legions", "dark-angels",
@@ -236,9 +237,13 @@ async def _download_locked(source: str, base_url: str, folder: Path, report: Sou
 
     try:
         async with aiohttp.ClientSession(headers={"User-Agent": USER_AGENT}) as session:
-            tasks = [asyncio.ensure_future(one(session, n)) for n in names]
+            if source == "mfm" and files is None:  # meta.yaml first: it says which faction files there are
+                results.append(await one(session, "meta.yaml"))
+                names = _mfm_names(results[0], folder)
+                bar.total = len(names)
+            tasks = [asyncio.ensure_future(one(session, n)) for n in names if not (results and n == "meta.yaml")]
             try:
-                results = list(await asyncio.gather(*tasks))
+                results += list(await asyncio.gather(*tasks))
             except BaseException:
                 for t in tasks:
                     t.cancel()
@@ -274,6 +279,23 @@ async def _download_locked(source: str, base_url: str, folder: Path, report: Sou
             _write_meta(folder, meta)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _mfm_names(meta_file: Fetched, folder: Path) -> tuple[str, ...]:
+    """The files of the MFM that `meta_file` (already checked) lists; factions this code has not seen before
+    are fetched and imported like the others, and named in one log line."""
+    from bot.points.mfm import PointsDataError, parse_meta
+
+    path = meta_file.part if meta_file.part is not None else folder / "meta.yaml"
+    try:
+        factions = parse_meta(path.read_text(encoding="utf-8-sig")).factions
+    except (OSError, UnicodeDecodeError, PointsDataError) as exc:  # a kept meta.yaml damaged on disk
+        raise DownloadError("meta.yaml", str(exc)[:160]) from None
+    new = [f for f in factions if f not in MFM_FACTIONS]
+    if new:
+        log.warning("mfm: faction files not in MFM_FACTIONS, imported like the others: %s",
+                    ", ".join(f"{f}.yaml" for f in new), extra={"source": "mfm", "factions": new})
+    return ("meta.yaml",) + tuple(f"{f}.yaml" for f in factions)
 
 
 async def check_source(source: str, base_url: str, data_dir: Path, *, files: tuple[str, ...] | None = None,

@@ -21,6 +21,8 @@ MAX_MODELS = 500
 MAX_ENTRIES = 2_000  # units, detachments, enhancements, tiers, costs or names in one list
 MAX_TEXT = 300
 _RANGE = re.compile(r"\[(\d{1,3}),(\d{0,3})([\])])")
+MAX_FACTIONS = 100  # meta.yaml lists 29; each is a file fetched and a name used in a path
+SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,59}")  # a faction's file name in data/ ("leagues-of-votann")
 
 
 class PointsDataError(ValueError):
@@ -113,10 +115,11 @@ class Meta:
     version: str
     last_updated: str
     factions: tuple[str, ...]
+    title: str | None = None  # another source's own name (10e: "Wahapedia export 2025-11-14 (10th edition)")
 
     @property
     def label(self) -> str:
-        return f"MFM v{self.version}, {self.last_updated}"
+        return self.title or f"MFM v{self.version}, {self.last_updated}"
 
 
 class _Reader:
@@ -264,4 +267,9 @@ def parse_meta(text: str, file: str = "meta.yaml") -> Meta:
     r = _Reader(file)
     top = r.mapping(doc, "top level", ("version", "lastUpdated", "factions"), ("notes",))
     factions = r.names(r.items(top["factions"], "factions", allow_empty=False), "factions")
+    if len(factions) > MAX_FACTIONS:
+        raise r.fail("factions", f"{len(factions):,} factions; the limit is {MAX_FACTIONS}")
+    for i, slug in enumerate(factions):
+        if not SLUG.fullmatch(slug):
+            raise r.fail(f"factions[{i}]", f"{slug[:40]!r} is not a file name like 'orks' (a-z, 0-9, -)")
     return Meta(r.text(top["version"], "version") or "", r.text(top["lastUpdated"], "lastUpdated") or "", factions)

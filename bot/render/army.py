@@ -102,12 +102,19 @@ def check_embed(report: dict[str, Any], army: dict[str, Any]) -> discord.Embed:
     source = report.get("points_source") or "no MFM imported"
     title = f"List check — {escape(str(army.get('faction')), limit=40)} · {size} · {source}"
     points = report.get("points") or {}
+    dp = report.get("detachment_points") or {}
     totals = [f"Points {_of(points.get('total'), points.get('limit'))}"
               + (f" (the list states {points['stated']:,})" if points.get("stated") is not None else ""),
-              f"DP {_of((report.get('detachment_points') or {}).get('spent'), (report.get('detachment_points') or {}).get('limit'))}",
+              f"DP {_of(dp.get('spent'), dp.get('limit'))}" if dp.get("spent") is not None else "",
               f"Enhancements {_of((report.get('enhancements') or {}).get('count'), (report.get('enhancements') or {}).get('limit'))}"]
-    verdict = (f"❌ {len(errors)} problem{'s' if len(errors) != 1 else ''} make{'s' if len(errors) == 1 else ''} it "
-               f"illegal for {size}." if errors else f"✅ Legal for {size} by these checks.")
+    totals = [t for t in totals if t]
+    plural = "s" if len(errors) != 1 else ""
+    if report.get("battle_size"):
+        verdict = (f"❌ {len(errors)} problem{plural} make{'' if plural else 's'} it illegal for {size}." if errors
+                   else f"✅ Legal for {size} by these checks.")
+    else:  # 10e: no battle-size table in the data, so no verdict on legality for a size
+        verdict = (f"❌ {len(errors)} problem{plural} found." if errors
+                   else "✅ No problem found by these checks (the battle size is not checked).")
     lines = [verdict, " · ".join(totals), ""]
     for p in problems[:PROBLEMS_SHOWN]:
         lines.append(f"{_LEVEL.get(p['severity'], '•')} **{escape(p['rule'], limit=60)}**: {escape(p['message'], limit=300)}")

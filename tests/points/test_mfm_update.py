@@ -188,3 +188,38 @@ async def test_the_whole_shared_snapshot_is_accepted(tmp_path: Path) -> None:
     assert report.error is None and len(report.new) == len(files)
     points = book.current(tmp_path)
     assert points.label == "MFM v1.1, 2026-07-22" and len(points.factions) == len(update.MFM_FACTIONS)
+
+
+async def test_a_faction_file_added_upstream_is_fetched_and_imported_with_one_log_line(
+        mfm, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """meta.yaml, not a list in the code, says which faction files there are (once it blocked the update)."""
+    fake, url = mfm
+    assert (await update.download_source("mfm", url, tmp_path)).error is None  # files from meta.yaml
+    assert sorted(fake.requests) == sorted(FILES)
+    update.import_source(None, "mfm", tmp_path)
+    assert "exodites" not in update.MFM_FACTIONS
+    fake.files["exodites.yaml"] = (REPO / "tests" / "fixtures" / "mfm-upstream" / "exodites.yaml").read_bytes()
+    fake.files["meta.yaml"] = (fake.files["meta.yaml"].replace(b"2026-07-22", b"2026-09-01")
+                               .replace(b"  - orks\n", b"  - orks\n  - exodites\n"))
+    with caplog.at_level("WARNING", logger="cogitator.data"):
+        report = await update.download_source("mfm", url, tmp_path)
+    assert report.error is None and sorted(report.new) == ["exodites.yaml", "meta.yaml"], report
+    assert sorted(report.unchanged) == ["leagues-of-votann.yaml", "orks.yaml"]
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines == ["mfm: faction files not in MFM_FACTIONS, imported like the others: exodites.yaml"]
+    assert update.import_source(None, "mfm", tmp_path) == {"mfm v1.1 2026-09-01": 3}
+    points = book.current(tmp_path)
+    assert points.label == "MFM v1.1, 2026-09-01" and points.unit("Dragon Knights").cost(6).points == 240
+
+
+@pytest.mark.parametrize(("listed", "pattern"), [
+    (b"  - ../../etc/passwd\n", r"meta\.yaml: factions\[2\]: '\.\./\.\./etc/passwd' is not a file name like 'orks' \(a-z, 0-9, -\)"),
+    (b"".join(b"  - f%d\n" % i for i in range(120)), r"meta\.yaml: factions: 122 factions; the limit is 100"),
+])
+async def test_meta_yaml_cannot_name_a_path_or_unbounded_files(mfm, tmp_path: Path, listed: bytes,
+                                                               pattern: str) -> None:
+    fake, url = mfm
+    fake.files["meta.yaml"] += listed
+    report = await update.download_source("mfm", url, tmp_path)
+    assert report.error and re.fullmatch(pattern, report.error), report.error
+    assert fake.requests == ["meta.yaml"] and not list(update.folder_for(tmp_path, "mfm").glob("*.yaml"))
