@@ -38,6 +38,7 @@ class Settings:
     wahapedia_url: str = "https://wahapedia.ru/wh40k10ed/"
     mfm_url: str = "https://raw.githubusercontent.com/BSData/wh40k-11e-mfm/main/data/"
     data_refresh: float | None = None  # seconds between scheduled `data update`s in the running bot; None: off
+    points_poll: int = 60  # seconds between looks at the kept points versions, for points news
     database_url: str | None = None  # postgresql://…: the shared state backend instead of the SQLite file
     sim_workers: int = 2  # simulation worker processes (bot.sim.pool); 0: threads in the bot's process
     sim_worker_mb: int = 384  # address-space limit of each simulation worker, in MB
@@ -204,6 +205,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         wahapedia_url=_url(env, "COGITATOR_WAHAPEDIA_URL", Settings.wahapedia_url),
         mfm_url=_url(env, "COGITATOR_MFM_URL", Settings.mfm_url),
         data_refresh=_interval(env, "COGITATOR_DATA_REFRESH"),
+        points_poll=_int_setting(env, "COGITATOR_POINTS_POLL", Settings.points_poll, 1, 3600, " seconds"),
         database_url=_database_url(env),
         sim_workers=_int_setting(env, "COGITATOR_SIM_WORKERS", Settings.sim_workers, 0, MAX_SIM_WORKERS),
         sim_worker_mb=_int_setting(env, "COGITATOR_SIM_WORKER_MB", Settings.sim_worker_mb, MIN_SIM_WORKER_MB,

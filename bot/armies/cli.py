@@ -23,10 +23,11 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     parse.add_argument("--edition", choices=("10e", "11e"), default="11e", help="rules edition (default 11e)")
     parse.add_argument("--json", action="store_true", help="print JSON (the only output form)")
     parse.set_defaults(func=cmd_parse)
-    check = sub.add_parser("check", help="cost a list by the MFM in force and check it against a battle size "
-                                         "(contract 6b)")
+    check = sub.add_parser("check", help="cost a list by the points in force (11e: the MFM, 10e: the Wahapedia "
+                                         "export) and check it against a battle size (contract 6b)")
     check.add_argument("file", help="the list file, or '-' for standard input")
-    check.add_argument("--battle-size", default=None, help="Incursion, Strike Force (default) or Onslaught")
+    check.add_argument("--battle-size", default=None, help="Incursion, Strike Force (default) or Onslaught (11e; "
+                                                           "the data has no 10e battle sizes)")
     check.add_argument("--edition", choices=("10e", "11e"), default="11e", help="rules edition (default 11e)")
     check.add_argument("--json", action="store_true", help="print JSON (the only output form)")
     check.set_defaults(func=cmd_check)

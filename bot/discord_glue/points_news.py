@@ -24,7 +24,6 @@ from bot.render.points import changes_embed
 
 log = logging.getLogger("cogitator.points")
 
-POLL_SECONDS = 60.0
 Send = Callable[[int, discord.Embed], Awaitable[Any]]
 
 
@@ -73,7 +72,8 @@ async def announce(guild_settings: Any, data_dir: Path, guild_ids: Iterable[int]
 
 
 async def announce_forever(bot: Any) -> None:
-    """Check for a new points version every POLL_SECONDS (and once at start-up) and announce it."""
+    """Check for a new points version every `COGITATOR_POINTS_POLL` seconds (and once at start-up) and announce
+    it; each look that found a new versions.json is logged ("points news checked"), posted or not."""
     data_dir = Path(bot.settings.data_dir)
     seen: int | None = None
 
@@ -89,7 +89,9 @@ async def announce_forever(bot: Any) -> None:
         if stamp is not None and stamp != seen:
             seen = stamp
             try:
-                await announce(bot.services.guild_settings, data_dir, [g.id for g in bot.guilds], send)
+                posted = await announce(bot.services.guild_settings, data_dir, [g.id for g in bot.guilds], send)
             except Exception:  # news must never take the bot down; the next version is announced
                 log.exception("points news failed")
-        await asyncio.sleep(POLL_SECONDS)
+            else:
+                log.info("points news checked", extra={"version": current_key(data_dir), "posted": posted})
+        await asyncio.sleep(bot.settings.points_poll)

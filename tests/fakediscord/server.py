@@ -205,6 +205,10 @@ class FakeDiscord:
         self._changed: asyncio.Condition | None = None
         self.port = 0
         self.uploads: dict[str, bytes] = {}  # attachment id -> the bytes a user attached to a command
+        # messages the bot posted to a channel itself (POST /channels/{id}/messages), in order
+        self.channel_posts: list[tuple[int, dict[str, Any]]] = []
+        self.deleted_channels: set[int] = set()  # answer 404 Unknown Channel, as after a deletion
+        self.forbidden_channels: set[int] = set()  # answer 403 Missing Permissions (no Send Messages there)
 
     # ------------------------------------------------------------------ lifecycle (test thread)
     def start(self) -> FakeDiscord:
@@ -370,6 +374,9 @@ class FakeDiscord:
             return _json(data)
         if method == "GET" and path == "/users/@me":
             return _json(self.bot_user)
+        m = re.fullmatch(r"/channels/(\d+)(/messages)?", path)
+        if m:
+            return self._channel(method, int(m.group(1)), bool(m.group(2)), body)
         if method == "GET" and path in ("/oauth2/applications/@me", "/applications/@me"):
             return _json(self._application())
         m = re.fullmatch(r"/applications/(\d+)(?:/guilds/(\d+))?/commands", path)
@@ -393,6 +400,32 @@ class FakeDiscord:
                     self.guild_commands[guild_id] = stored
                 return _json(stored)
         return _error(404, 0, f"404: Not Found ({method} {path})")
+
+    def _channel_payload(self, channel_id: int) -> dict[str, Any] | None:
+        """A guild's text channel as Discord describes it, None when there is none (or it was deleted)."""
+        if channel_id in self.deleted_channels:
+            return None
+        for guild in self.guilds.values():
+            if guild.channel_id == channel_id:
+                return next(c for c in guild.create_payload()["channels"]) | {"guild_id": str(guild.id)}
+        return None
+
+    def _channel(self, method: str, channel_id: int, messages: bool, body: Any) -> web.Response:
+        """GET a channel, or POST a message to it as the bot (points news): 404 and 403 as Discord answers."""
+        channel = self._channel_payload(channel_id)
+        if channel is None:
+            return _error(404, 10003, "Unknown Channel")
+        if not messages and method == "GET":
+            return _json(channel)
+        if messages and method == "POST":
+            if channel_id in self.forbidden_channels:
+                return _error(403, 50013, "Missing Permissions")
+            message_id = P.snowflake()
+            data = P.message(message_id, channel_id, self.bot_user, body or {}, {}, base_url=self.base_url)
+            data["type"] = 0
+            self.channel_posts.append((channel_id, body or {}))
+            return _json(data)
+        return _error(405, 0, "405: Method Not Allowed")
 
     def _application(self) -> dict[str, Any]:
         return {"id": str(self.application_id), "name": "Cogitator", "icon": None, "description": "",
@@ -786,8 +819,13 @@ class FakeDiscord:
             if guild_id:
                 resolved.setdefault("members", {})[str(uid)] = member.payload(with_user=False)
             value = str(uid)
-        elif kind == 7:
+        elif kind == 7:  # Discord resolves a channel option to a partial channel with the user's permissions
             value = str(int(value))
+            channel = self._channel_payload(int(value))
+            if channel is not None:
+                resolved.setdefault("channels", {})[value] = {
+                    k: channel[k] for k in ("id", "type", "name", "parent_id", "nsfw", "position")} | {
+                    "permissions": str(P.MEMBER_PERMISSIONS)}
         elif kind == 11:  # an attachment: (file name, bytes), uploaded as the client does, served on /attachments
             filename, data = value
             attachment_id = str(P.snowflake())

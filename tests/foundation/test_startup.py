@@ -28,6 +28,7 @@ TOKEN = "MTIzNDU2Nzg5MDEyMzQ1Njc4.GabcDE.abcdefghijklmnopqrstuvwxyz0123456789AB"
         ({"COGITATOR_DB": "/"}, "COGITATOR_DB must be a file"),
         ({"COGITATOR_SIM_WORKERS": "17"}, "COGITATOR_SIM_WORKERS must be a whole number from 0 to 16"),
         ({"COGITATOR_SIM_WORKER_MB": "128"}, "COGITATOR_SIM_WORKER_MB must be a whole number from 256 to"),
+        ({"COGITATOR_POINTS_POLL": "0"}, "COGITATOR_POINTS_POLL must be a whole number from 1 to 3600 seconds"),
     ],
 )
 def test_bad_setting_is_one_clear_line_and_exit_2(env, fragment, tmp_path):
