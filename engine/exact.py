@@ -323,8 +323,9 @@ def _alive(s: np.ndarray) -> float:
 
 def _trim(p: np.ndarray) -> tuple[int, int]:
     """Index range [lo, hi] outside of which the mass is negligible."""
-    c = np.cumsum(p)
-    lo, hi = np.searchsorted(c, (limits.TAIL_EPSILON, c[-1] - limits.TAIL_EPSILON)).tolist()
+    c = p.cumsum()
+    lo = int(c.searchsorted(limits.TAIL_EPSILON))
+    hi = int(c.searchsorted(c[-1] - limits.TAIL_EPSILON))
     return lo, min(hi, p.size - 1)
 
 
@@ -430,12 +431,28 @@ def renewal_mixture(s: np.ndarray, loss: np.ndarray, weights: np.ndarray, wounds
     out[:, :, :kw] = np.matmul(blocks.reshape(1, ns * k_models, w), toeplitz).reshape(nb, ns, kw)
     # the k-th model of the unit dies on attack s: V_k = V_{k-1} * fresh + first[k-1]
     v = np.zeros((k_models + 1, ns, t))
-    pending = first[:, ::-1].cumsum(axis=1)[:, ::-1].sum(axis=(0, 2))  # mass of first[:, k:] per k
-    conv = _truncated_convolver(fresh, t)
-    for k in range(1, k_models + 1):
-        v[k] = conv(v[k - 1]) + first[:, k - 1]
-        if k < k_models and pending[k] == 0.0 and v[k].sum() < 1e-300:
-            break  # no model beyond the k-th can be destroyed: the remaining rows stay zero
+    # mass of first[:, k:] per k (a Python list: read once per model below)
+    pending = first.sum(axis=(0, 2))[::-1].cumsum()[::-1].tolist()
+    if t <= 512 and k_models >= DOUBLING_MIN_MODELS and pending[1] == 0.0:
+        # only the first model can be partly damaged (a compiled plan's operator rows start at (0, j)):
+        # V_k = first_0 * fresh^(k-1), every k at once from the truncated powers of `fresh`
+        powers = _truncated_powers(fresh, k_models, t)
+        lead = np.zeros((ns, t + 1))
+        lead[:, :t] = first[:, 0]
+        v[1:] = np.matmul(powers, lead[:, _toeplitz_index(t)]).transpose(1, 0, 2)
+    elif t <= 512:  # V_k = V_(k-1) C + first_(k-1): one product and one sum per model
+        c = _truncated_toeplitz(fresh, t)
+        for k in range(1, k_models + 1):
+            np.dot(v[k - 1], c, out=v[k])
+            v[k] += first[:, k - 1]
+            if k < k_models and pending[k] == 0.0 and v[k].sum() < 1e-300:
+                break  # no model beyond the k-th can be destroyed: the remaining rows stay zero
+    else:
+        conv = _truncated_convolver(fresh, t)
+        for k in range(1, k_models + 1):
+            v[k] = conv(v[k - 1]) + first[:, k - 1]
+            if k < k_models and pending[k] == 0.0 and v[k].sum() < 1e-300:
+                break
     # (nb, ns, K-1, W): sum_s V[k, i, s] G[b, s, j]
     rows = v[1:k_models].transpose(1, 0, 2).reshape(1, ns * (k_models - 1), t)
     out[:, :, w:kw] += np.matmul(rows, g).reshape(nb, ns, kw - w)
@@ -444,13 +461,36 @@ def renewal_mixture(s: np.ndarray, loss: np.ndarray, weights: np.ndarray, wounds
     return out.reshape(weights.shape[:-1] + s.shape)
 
 
+DOUBLING_MIN_MODELS = 6  # from this many models, the death-time powers double instead of stepping per model
+
+
+def _truncated_powers(kernel: np.ndarray, count: int, n: int) -> np.ndarray:
+    """(count, n): row j = the first n entries of kernel^(*j) (row 0: the unit), by doubling - rows
+    [m, 2m) are rows [0, m) convolved with row m - in about log2(count) products."""
+    out = np.zeros((count, n))
+    out[0, 0] = 1.0
+    m = 1
+    while m < count:
+        out[m] = np.convolve(out[m - 1], kernel[:n])[:n]
+        step = min(m, count - m - 1)
+        if step > 0:
+            out[m + 1 : m + 1 + step] = out[1 : 1 + step] @ _truncated_toeplitz(out[m], n)
+        m += 1 + step
+    return out
+
+
+def _truncated_toeplitz(kernel: np.ndarray, n: int) -> np.ndarray:
+    """(n, n) matrix C with x @ C = the first n entries of (x * kernel): C[i, j] = kernel[j - i], j >= i."""
+    padded = np.zeros(n + 1)
+    m = min(n, kernel.size)
+    padded[:m] = kernel[:m]
+    return padded[_toeplitz_index(n)]
+
+
 def _truncated_convolver(kernel: np.ndarray, n: int):
     """x -> first n entries of (x * kernel) along the last axis, for one row or many."""
     if n <= 512:
-        c = np.zeros((n, n))
-        idx = np.arange(n)
-        d = idx[None, :] - idx[:, None]
-        c[d >= 0] = kernel[:n][d[d >= 0]]
+        c = _truncated_toeplitz(kernel, n)
         return lambda x: x @ c
     size = 1 << int(2 * n).bit_length()
     kf = np.fft.rfft(kernel[:n], size)

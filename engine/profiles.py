@@ -79,6 +79,7 @@ class Keyword:
 _DASHES = str.maketrans({"\u2013": "-", "\u2014": "-", "\u2011": "-", "\u2010": "-", "\u2212": "-"})
 
 
+@lru_cache(maxsize=4096)
 def normalise_word(text: str) -> str:
     """Upper case, plain hyphens, single spaces: how keywords are compared."""
     return re.sub(r"\s+", " ", text.translate(_DASHES)).strip().upper()

@@ -69,12 +69,14 @@ def _obj(value: Any, path: str, allowed: set[str], *, required: bool = True) -> 
 
 
 def _int(obj: dict[str, Any], key: str, path: str, *, lo: int, hi: int, default: Any = ..., nullable: bool = False) -> Any:
-    where = f"{path}.{key}" if path else key
     if key not in obj:
         if default is ...:
-            raise RequestError("is required", where)
+            raise RequestError("is required", f"{path}.{key}" if path else key)
         return default
     value = obj[key]
+    if type(value) is int and lo <= value <= hi:  # the common case, before any message is built
+        return value
+    where = f"{path}.{key}" if path else key
     if value is None and nullable:
         return None
     if isinstance(value, HugeNumber):

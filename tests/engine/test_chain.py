@@ -33,6 +33,22 @@ def test_renewal_mixture_equals_stepping(models, wounds, t, loss_len):
     assert got.sum() == pytest.approx(1.0, abs=1e-12)
 
 
+@pytest.mark.parametrize(("models", "wounds", "t", "loss_len"), [(6, 1, 20, 2), (20, 2, 45, 3), (13, 3, 120, 5),
+                                                            (40, 1, 17, 2), (9, 4, 600, 6)])
+def test_renewal_from_the_first_model_doubles_exactly(models, wounds, t, loss_len):
+    """States whose mass is only on the first model (a plan's operator rows: from (0, j)) take the
+    doubling path for the models' death times (exact.DOUBLING_MIN_MODELS); same numbers as stepping."""
+    assert models >= exact.DOUBLING_MIN_MODELS
+    rng = np.random.default_rng(models * 100 + t)
+    _, loss, weights = _random_case(rng, models, wounds, t, loss_len)
+    s = np.zeros((wounds, models * wounds + 1))
+    s[np.arange(wounds), np.arange(wounds)] = 1.0
+    target = Target(models=models, toughness=4, save=4, invulnerable=None, wounds=wounds)
+    step = exact.make_step(loss, target, s)
+    got = exact.renewal_mixture(s, loss, weights, wounds)
+    np.testing.assert_allclose(got, exact.powers_mixture(s, step, weights), atol=1e-12, rtol=0)
+
+
 @pytest.mark.parametrize("size", [900, 2001])
 def test_flat_block_step_equals_dense(size, monkeypatch):
     """Beyond DENSE_MAX_STATES the flat vector is stepped block-wise; same numbers as the dense matrix."""
