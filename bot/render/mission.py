@@ -307,7 +307,11 @@ def destroyed_line(state: GameState, players: Sequence[dict[str, Any]]) -> str |
     for p in players:
         pts = f" ({p['points_destroyed']} pts)" if p["points_destroyed"] is not None else ""
         parts.append(f"{escape(p['name'], limit=20)} {p['units_destroyed']}{pts}")
-    return "💀 Units destroyed: " + " · ".join(parts)
+    # points the bot filled in for units a list left blank name their source (issue 23: every figure does)
+    filled = sorted({str(army["points_filled"].get("source")) for i in range(len(state.players))
+                     if (army := state.army(i)) is not None and isinstance(army.get("points_filled"), dict)})
+    source = f" — points a list left blank: {escape(', '.join(filled), limit=120)}" if filled else ""
+    return "💀 Units destroyed: " + " · ".join(parts) + source
 
 
 def bounded_list(items: Sequence[str], budget: int = LIST_BUDGET) -> str:

@@ -155,3 +155,8 @@ def test_units_without_points_are_costed_by_the_mfm_once(points_dir: Path) -> No
                       armies={"0": army}, units=[Unit(owner=0, name="Hearthkyn Warriors", army_index=3, unlisted=False,
                                                       destroyed=True)])
     assert lost_points(state, 0) == 100  # points destroyed count the MFM figure
+    from bot.games.summary import summarise
+    from bot.render.mission import destroyed_line
+
+    line = destroyed_line(state, summarise(state, [], 0.0)["players"])
+    assert line == "💀 Units destroyed: A 0 · B 1 (100 pts) — points a list left blank: MFM v1.1, 2026-07-22"
