@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -24,39 +22,9 @@ from bot.config import Settings
 from bot.console.session import ConsoleSession
 from tests.conftest import backend_settings
 from tests.web import other_process
-from tests.web.conftest import ALICE, BOB, overlay_link, start_game
+from tests.web.conftest import ALICE, BOB, open_page, overlay_link, start_game
 
-CHROMIUM = os.environ.get("COGITATOR_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(os.environ.get("COGITATOR_ARTIFACTS", Path(__file__).resolve().parents[2] / "var" / "test-artifacts"))
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-def _require_browser() -> None:
-    missing = None
-    try:
-        import playwright.async_api  # noqa: F401
-    except ImportError:
-        missing = "Playwright for Python is not installed"
-    if missing is None and not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
-        missing = f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)"
-    if missing:
-        if os.environ.get("COGITATOR_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"browser tests are required here: {missing}")
-        pytest.skip(missing)
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[object]:
-    _require_browser()
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as pw:
-        chromium = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            await chromium.close()
 
 
 @pytest.fixture
@@ -107,12 +75,8 @@ async def _play_and_watch(console: ConsoleSession, browser, backend: str) -> Non
     await start_game(console, bob=hostile)
     link = await overlay_link(console)
     context = await browser.new_context(viewport={"width": 1920, "height": 1080})
-    page = await context.new_page()
     errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    await page.goto(link)
-    await page.wait_for_function("() => document.body.dataset.seq !== undefined", timeout=5000)
+    page = await open_page(context, link, errors)
 
     assert await _text(page, "#scoreboard .p0 .name") == "Alice"
     assert await _text(page, "#scoreboard .p1 .name") == hostile, "hostile names are shown as text"
@@ -154,10 +118,7 @@ async def _play_and_watch(console: ConsoleSession, browser, backend: str) -> Non
     artifacts = ARTIFACTS / str(backend)
     artifacts.mkdir(parents=True, exist_ok=True)
     for view in ("", "scoreboard", "banner", "round", "clocks", "log"):
-        view_page = await context.new_page()
-        view_page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        await view_page.goto(link + view)
-        await view_page.wait_for_function("() => document.body.dataset.seq !== undefined", timeout=5000)
+        view_page = await open_page(context, link + view, errors)
         await view_page.screenshot(path=str(artifacts / f"overlay-{view or 'board'}.png"), omit_background=True)
         assert await view_page.evaluate(FITS) == [], f"content spills out of its panel in view {view or 'board'}"
         await view_page.close()
@@ -209,10 +170,7 @@ async def _play_and_watch(console: ConsoleSession, browser, backend: str) -> Non
     replies = await console.send("/game start opponent:222 edition:11e faction:Orks opponent_faction:Necrons")
     assert not replies[0].ephemeral, replies[0].text()
     assert not (await console.send("/cp gain amount:3 force:true"))[0].ephemeral
-    new_page = await context.new_page()
-    new_page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    await new_page.goto(await overlay_link(console))
-    await new_page.wait_for_function("() => document.body.dataset.seq !== undefined", timeout=5000)
+    new_page = await open_page(context, await overlay_link(console), errors)
     assert await _text(new_page, "#scoreboard .p0 .faction") == "Orks"
     assert await _text(new_page, "#scoreboard .p0 .cp-value") == "4"
     await page.wait_for_timeout(500)  # several polls of the feed

@@ -11,8 +11,7 @@ import aiohttp
 
 from bot.console.session import ConsoleSession
 from bot.web.server import SECURITY_HEADERS
-from tests.web.conftest import ALICE, BOB
-from tests.web.test_browser import browser  # noqa: F401 - the fixture
+from tests.web.conftest import ALICE, BOB, open_page
 
 LEAGUE_LINK = re.compile(r"http://127\.0\.0\.1:\d+/l/[A-Za-z0-9_-]{43}/")
 HOSTILE = "<b>Bobby</b> @everyone"
@@ -63,15 +62,11 @@ async def test_league_links_over_http(web_console: ConsoleSession, http: aiohttp
     assert len(bodies) == 1, "revoked, unknown and wrong-kind links can't be told apart"
 
 
-async def test_league_table_in_chromium(web_console: ConsoleSession, browser) -> None:  # noqa: ANN001, F811
+async def test_league_table_in_chromium(web_console: ConsoleSession, browser) -> None:  # noqa: ANN001
     link = await _league_with_link(web_console)
     context = await browser.new_context(viewport={"width": 1920, "height": 1080})
-    page = await context.new_page()
     errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    await page.goto(link)
-    await page.wait_for_function("() => document.body.dataset.seq !== undefined", timeout=5000)
+    page = await open_page(context, link, errors)
     assert await page.locator("#title").text_content() == "Autumn League"
     rows = await page.locator("tbody tr").all_text_contents()
     assert len(rows) == 2 and "Alice" in rows[0] and HOSTILE in rows[1]
