@@ -72,8 +72,5 @@ def settings(tmp_path: Path, shared_data_dir: Path) -> Settings:
 
 @pytest.fixture
 async def console(settings: Settings) -> AsyncIterator[ConsoleSession]:
-    session = await ConsoleSession.open(settings)
-    try:
+    async with ConsoleSession.opened(settings) as session:
         yield session
-    finally:
-        await session.close()

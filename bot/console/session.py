@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import shlex
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import discord
@@ -82,6 +84,16 @@ class ConsoleSession:
         session = cls(settings)
         await session._start_bot()
         return session
+
+    @classmethod
+    @asynccontextmanager
+    async def opened(cls, settings: Settings) -> AsyncIterator[ConsoleSession]:
+        """`open`, and `close` when the block ends however it ends (tests' fixtures, the terminal)."""
+        session = await cls.open(settings)
+        try:
+            yield session
+        finally:
+            await session.close()
 
     async def _start_bot(self) -> None:
         webhook_async.async_context.set(CaptureAdapter(self.discord))

@@ -52,18 +52,17 @@ def render_human(reply: Reply) -> str:
 
 async def run_console(settings: Settings, *, as_json: bool, user: int | None, channel: int | None,
                       guild: int | None, stdin, stdout, banner: str | None = None) -> int:
-    session = await ConsoleSession.open(settings)
-    if user:
-        session.user_id = user
-    if channel:
-        session.channel_id = channel
-    if guild is not None:
-        session.guild_id = guild or None
-    interactive = not as_json and stdin.isatty()
-    if banner and not as_json:
-        print(banner, file=stdout, flush=True)
-    loop = asyncio.get_running_loop()
-    try:
+    async with ConsoleSession.opened(settings) as session:
+        if user:
+            session.user_id = user
+        if channel:
+            session.channel_id = channel
+        if guild is not None:
+            session.guild_id = guild or None
+        interactive = not as_json and stdin.isatty()
+        if banner and not as_json:
+            print(banner, file=stdout, flush=True)
+        loop = asyncio.get_running_loop()
         while True:
             if interactive:
                 print("> ", end="", file=stdout, flush=True)
@@ -75,6 +74,4 @@ async def run_console(settings: Settings, *, as_json: bool, user: int | None, ch
                     print(json.dumps(reply.to_json(), ensure_ascii=False), file=stdout, flush=True)
                 else:
                     print(render_human(reply), file=stdout, flush=True)
-    finally:
-        await session.close()
     return 0

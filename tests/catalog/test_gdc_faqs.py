@@ -50,11 +50,8 @@ def gdc_catalog(gdc_dir: Path) -> Catalog:
 @pytest.fixture
 async def gdc_console(gdc_dir: Path, tmp_path: Path) -> AsyncIterator[ConsoleSession]:
     settings = dataclasses.replace(settings_for(gdc_dir), db_path=tmp_path / "state.db")
-    session = await ConsoleSession.open(settings)
-    try:
+    async with ConsoleSession.opened(settings) as session:
         yield session
-    finally:
-        await session.close()
 
 
 def only(replies: list) -> object:

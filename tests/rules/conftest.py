@@ -17,8 +17,5 @@ from tests.catalog.conftest import base_dir, small_dir  # noqa: F401 - shared se
 async def imports_console(small_dir: Path, tmp_path: Path) -> AsyncIterator[ConsoleSession]:  # noqa: F811
     settings = Settings(token=None, db_path=tmp_path / "state.db", data_dir=small_dir, log_level="WARNING",
                         sync_commands=False)
-    session = await ConsoleSession.open(settings)
-    try:
+    async with ConsoleSession.opened(settings) as session:
         yield session
-    finally:
-        await session.close()

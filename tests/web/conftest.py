@@ -59,11 +59,8 @@ def web_settings(settings: Settings, db_target: Path | str) -> Settings:
 
 @pytest.fixture
 async def web_console(web_settings: Settings) -> AsyncIterator[ConsoleSession]:
-    session = await ConsoleSession.open(web_settings)
-    try:
+    async with ConsoleSession.opened(web_settings) as session:
         yield session
-    finally:
-        await session.close()
 
 
 @pytest.fixture

@@ -63,11 +63,8 @@ async def _seq(page) -> int:  # noqa: ANN001
 
 @pytest.mark.asyncio
 async def test_live_board_in_chromium(browser, fixed_port_settings: Settings) -> None:  # noqa: ANN001
-    console = await ConsoleSession.open(fixed_port_settings)
-    try:
+    async with ConsoleSession.opened(fixed_port_settings) as console:
         await _play_and_watch(console, browser, "postgresql" if fixed_port_settings.database_url else "sqlite")
-    finally:
-        await console.close()
 
 
 async def _play_and_watch(console: ConsoleSession, browser, backend: str) -> None:  # noqa: ANN001
