@@ -14,10 +14,11 @@ beyond the unit's last model in "destroyed". The plan keeps W rows - the chain r
 (engine.exact.allocate_group on W unit vectors) - and `apply_rows` shifts and adds them for any state, or
 for many states at once (a leading batch axis). When those W rows would cost much more than one state
 vector (huge W with many attacks), the group is evaluated directly on the state instead (`_Direct`).
-A mixed target (contract 1b) is compiled by engine.mixed (`compile_volley`: the one-wound matrices and
-joint distributions of every group) and its state vector is stepped through them at evaluation. A
-single-profile 10e volley with DEVASTATING WOUNDS (a pending axis that spills over) runs engine.exact.run
-on the plan's resolved groups.
+A mixed target (contract 1b) is compiled by engine.mixed (`compile_volley`: every group's joint
+distribution and its two phases, engine.phases, or its one-wound matrix) and its state vector is moved
+through them at evaluation. A single-profile 10e volley with DEVASTATING WOUNDS (a pending axis that
+spills over, so no fixed-size operator) keeps its groups' distributions and runs engine.exact.run's
+allocation on them.
 """
 
 from __future__ import annotations
@@ -148,11 +149,13 @@ class Plan:
     stages: Mapping[str, float]  # expected stage counts (exact)
     volley: mixed.Volley | None = None  # a mixed target, exact: compiled by engine.mixed
     hazard_mean: float = 0.0
+    distributions: tuple[exact.GroupDistribution, ...] | None = None  # 10e DEVASTATING WOUNDS, single profile
 
 
     @property
     def nbytes(self) -> int:
-        return sum(op.nbytes for op in self.ops or ()) + (self.volley.nbytes if self.volley is not None else 0)
+        return (sum(op.nbytes for op in self.ops or ()) + (self.volley.nbytes if self.volley is not None else 0)
+                + sum(gd.joint.nbytes for gd in self.distributions or ()))
 
     def start(self) -> np.ndarray:
         """The target's state before the volley (single profile): `wounds_lost` on the first model."""
@@ -186,7 +189,7 @@ class Plan:
             return {"stages": dict(self.stages), "killed": killed, "damage": flat[t.wounds_lost:]}
         if self.volley is not None:
             return self.volley.run()
-        return exact.run(list(self.groups), t, req.edition.devastating_spills_after_volley)
+        return exact.run(list(self.groups), t, req.edition.devastating_spills_after_volley, list(self.distributions))
 
     def run(self) -> dict[str, Any]:
         """The contract-1 result (engine.simulate)."""
@@ -305,7 +308,7 @@ def build(checked: Checked) -> Plan:
     """Compile a checked request: the groups' distributions and operators."""
     req, groups, est = checked.request, list(checked.groups), checked.cost
     applied, ignored, notes = _collect(groups)
-    ops = stages = volley = None
+    ops = stages = volley = gds = None
     t = req.target
     spills = req.edition.devastating_spills_after_volley and any(g.devastating for g in groups)
     if req.method == "exact" and not t.mixed and not spills:
@@ -317,9 +320,13 @@ def build(checked: Checked) -> Plan:
         stages = {key: math.fsum(s[key] for _, s in compiled) for key in ("attacks", "hits", "wounds", "unsaved")}
     elif req.method == "exact" and t.mixed:
         volley = mixed.compile_volley(groups, t, req.edition.devastating_spills_after_volley)
+    elif req.method == "exact":  # 10e DEVASTATING WOUNDS: the distributions now, the pending axis per run
+        gds = tuple(exact.distributions(groups, True))
+        for gd in gds:
+            _frozen(gd.joint)
     hazard = _frozen(np.maximum(hazard_pmf(req, groups), 0.0))
     return Plan(req, tuple(groups), est, applied, ignored, notes, hazard, ops,
-                MappingProxyType(stages or {}), volley, _mean(hazard))
+                MappingProxyType(stages or {}), volley, _mean(hazard), gds)
 
 
 class _Cache:

@@ -175,3 +175,19 @@ def test_a_plan_keeps_a_bounded_amount_of_rows(monkeypatch):
         plan.CACHE.clear()
     np.testing.assert_allclose(got["models_killed"]["pmf"], want["models_killed"]["pmf"], rtol=0, atol=1e-12)
     np.testing.assert_allclose(got["damage"]["pmf"], want["damage"]["pmf"], rtol=0, atol=1e-12)
+
+
+def test_a_10e_devastating_volley_keeps_its_distributions():
+    """A single-profile 10e DEVASTATING WOUNDS volley (its pending axis spills over: no operator rows)
+    builds its groups' distributions once, read-only; each run allocates on them and gives what
+    engine.exact.run builds from scratch."""
+    req = {"edition": "10e", "volley": [W(3, 3, 5, -1, 2, ["DEVASTATING WOUNDS"], models=5), W(2, 3, 4, 0, 1, models=5)],
+           "target": {"models": 5, "toughness": 5, "save": 3, "wounds": 3, "feel_no_pain": 6}}
+    p = engine.compile(req)
+    assert p.ops is None and p.volley is None and len(p.distributions) == 2
+    assert all(not gd.joint.flags.writeable for gd in p.distributions)
+    fresh = exact.run(list(p.groups), p.request.target, True)
+    got = p.run()
+    np.testing.assert_allclose(got["models_killed"]["pmf"], fresh["killed"], atol=1e-15, rtol=0)
+    np.testing.assert_allclose(got["damage"]["pmf"], fresh["damage"], atol=1e-15, rtol=0)
+    assert p.run() == got
