@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from tests import procs  # noqa: E402
 from tests.e2e.botproc import REPO, BotProcess  # noqa: E402
 from tests.fakediscord import FakeDiscord, InteractionRecord  # noqa: E402
 
@@ -69,8 +70,7 @@ def cli(data: Path, db: Path, *args: str) -> str:
 
 
 def rss_mb(pid: int) -> tuple[float, float]:
-    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
-    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+    return procs.memory(pid) / 2**20, procs.memory(pid, "VmHWM") / 2**20
 
 
 def main() -> int:

@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_armies import LISTS, grown  # noqa: E402
 from bench_e2e import DATASETS, RULE_QUERIES, cli, percentile  # noqa: E402
 
+from tests import procs  # noqa: E402
 from tests.e2e.botproc import BotProcess  # noqa: E402
 from tests.fakediscord import FakeDiscord, InteractionRecord  # noqa: E402
 from tests.fakediscord import payloads as P  # noqa: E402
@@ -53,28 +54,7 @@ GUILDS = [P.Guild((2000 + i) << 22, f"Club {i}", ((2000 + i) << 22) | 1, 111 + i
 
 
 def status_mb(pid: int, key: str) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(key + ":"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def children(pid: int) -> list[int]:
-    """Every process below `pid` (the forkserver and the workers it forked)."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    found, frontier = [], [pid]
-    while frontier:
-        parent = frontier.pop()
-        kids = [p for p, pp in parents.items() if pp == parent]
-        found += kids
-        frontier += kids
-    return found
+    return procs.memory(pid, key) / 2**20
 
 
 class RssSampler:
@@ -227,7 +207,7 @@ def run(args: argparse.Namespace, work: Path, data: Path) -> None:
         reads = bench.real_imports(real, args.import_n)
         print(line_summary("real 2,000-point list, /army import end to end", reads, IMPORT_P99_MS))
         print(f"bot RSS at the end: {status_mb(bot.pid, 'VmRSS'):.0f} MB (peak {status_mb(bot.pid, 'VmHWM'):.0f} MB)")
-        for pid in children(bot.pid):
+        for pid in procs.descendants(bot.pid):
             try:
                 cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:60]
                 print(f"  child {pid}: RSS {status_mb(pid, 'VmRSS'):.0f} MB, peak {status_mb(pid, 'VmHWM'):.0f} MB, "

@@ -23,26 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from tests import procs  # noqa: E402
 from tests.e2e.botproc import REPO, BotProcess  # noqa: E402
 from tests.fakediscord import FakeDiscord  # noqa: E402
-
-
-def _status(pid: int) -> dict[str, str]:
-    try:
-        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
-    except OSError:
-        return {}
-    return {k: v.strip() for k, _, v in (line.partition(":") for line in lines)}
-
-
-def _tree(root: int) -> list[int]:
-    parents = {int(e.name): int(_status(int(e.name)).get("PPid", "0"))
-               for e in Path("/proc").iterdir() if e.name.isdigit()}
-    found, frontier = [root], [root]
-    while frontier:
-        frontier = [pid for pid, parent in parents.items() if parent in frontier]
-        found += frontier
-    return found
 
 
 def _pss_mb(pid: int) -> float:
@@ -63,8 +46,8 @@ def one_run(work: Path, data: Path, db: Path) -> tuple[float, float, float, int]
         fake.wait_for_sessions([(0, 1)], timeout=120)
         ready = time.perf_counter() - started
         time.sleep(2.0)
-        tree = _tree(bot.pid)
-        rss = int(_status(bot.pid)["VmRSS"].split()[0]) / 1024
+        tree = procs.tree(bot.pid)
+        rss = procs.memory(bot.pid) / 2**20
         return ready, rss, sum(_pss_mb(pid) for pid in tree), len(tree)
     finally:
         bot.stop()
@@ -80,8 +63,8 @@ def main() -> int:
     env = {"COGITATOR_DATA": str(data), "COGITATOR_DB": str(db), "PATH": "/usr/bin:/bin", "COGITATOR_LOG_LEVEL": "WARNING"}
     subprocess.run([sys.executable, "-m", "bot", "catalog", "build"], cwd=REPO, env=env, check=True, capture_output=True)
     runs = [one_run(work, data, db) for _ in range(args.runs)]
-    for ready, rss, pss, procs in runs:
-        print(f"  ready {ready:5.2f} s   bot RSS {rss:6.1f} MB   tree PSS {pss:6.1f} MB ({procs} processes)")
+    for ready, rss, pss, count in runs:
+        print(f"  ready {ready:5.2f} s   bot RSS {rss:6.1f} MB   tree PSS {pss:6.1f} MB ({count} processes)")
     print(f"start-up to ready (median of {len(runs)}): {statistics.median(r[0] for r in runs):.2f} s")
     print(f"idle RSS of the bot process (median): {statistics.median(r[1] for r in runs):.1f} MB")
     print(f"idle PSS of bot + forkserver + workers (median): {statistics.median(r[2] for r in runs):.1f} MB")

@@ -13,25 +13,13 @@ from pathlib import Path
 from tests.e2e.botproc import BotProcess
 from tests.e2e.conftest import dump_on_failure, start_bots
 from tests.fakediscord import FakeDiscord
+from tests.procs import descendants
 
 
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-def _children(pid: int) -> list[int]:
-    out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            child = int(stat.parent.name)
-            out += [child, *_children(child)]
-    return out
 
 
 def test_ready_watchdog_and_ops_endpoints(tmp_path: Path, e2e_data_dir: Path) -> None:
@@ -68,7 +56,7 @@ def test_ready_watchdog_and_ops_endpoints(tmp_path: Path, e2e_data_dir: Path) ->
                 metrics = response.read().decode()
             assert "cogitator_gateway_reconnects_total 1.0" in metrics, dump_on_failure(bot)
             assert 'cogitator_commands_total{command="about",outcome="ok"} 1.0' in metrics
-            workers = _children(bot.pid)
+            workers = descendants(bot.pid)
             assert workers, "the forkserver and its workers"
             for child in workers:
                 environ = Path(f"/proc/{child}/environ").read_bytes().split(b"\0")

@@ -28,6 +28,7 @@ from tests.e2e.botproc import REPO, BotProcess
 from tests.e2e.conftest import dump_on_failure, one_bot
 from tests.fakediscord import FakeDiscord
 from tests.fakediscord.payloads import EPHEMERAL, is_png
+from tests.procs import memory, tree
 
 MEMORY_MAX = 768 * 2**20  # deploy/cogitator.service
 BOT_ADDRESS_SPACE = 4096 * 2**20  # the bot's threads reserve address space far beyond their resident memory
@@ -36,33 +37,6 @@ ISSUE_SIM = {"attacker": 'A=200 BS=2 S=8 AP=-3 D=10D6+200 kw="TWIN-LINKED, DEVAS
 TYPICAL_SIM = {"attacker": 'A=2 BS=3 S=4 AP=0 D=1 models=10 kw="RAPID FIRE 1"', "target": "T=4 Sv=3 W=2 models=10"}
 
 pytestmark = pytest.mark.skipif(shutil.which("prlimit") is None, reason="needs prlimit (util-linux)")
-
-
-def _status(pid: int) -> dict[str, str]:
-    try:
-        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
-    except OSError:
-        return {}
-    return {k: v.strip() for k, _, v in (line.partition(":") for line in lines)}
-
-
-def _tree(root: int) -> list[int]:
-    """`root` and every process it started, however deep (Linux /proc)."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            status = _status(int(entry.name))
-            if "PPid" in status:
-                parents[int(entry.name)] = int(status["PPid"])
-    found, frontier = [root], [root]
-    while frontier:
-        frontier = [pid for pid, parent in parents.items() if parent in frontier]
-        found += frontier
-    return found
-
-
-def _kb(status: dict[str, str], key: str) -> int:
-    return int(status.get(key, "0 kB").split()[0]) * 1024
 
 
 @pytest.fixture
@@ -80,7 +54,7 @@ def test_two_huge_sims_at_once_leave_the_bot_up_within_its_memory_cap(capped_bot
 
     def sample() -> None:  # the resident total of the whole tree while the requests run
         while not done.wait(0.02):
-            sampled[0] = max(sampled[0], sum(_kb(_status(pid), "VmRSS") for pid in _tree(bot.pid)))
+            sampled[0] = max(sampled[0], sum(memory(pid) for pid in tree(bot.pid)))
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -103,10 +77,10 @@ def test_two_huge_sims_at_once_leave_the_bot_up_within_its_memory_cap(capped_bot
         assert "too large to compute exactly" in text and "method: montecarlo" in text, text
         assert "Traceback" not in text and "went wrong" not in text
 
-    processes = _tree(bot.pid)
+    processes = tree(bot.pid)
     assert len(processes) >= 4, processes  # the bot, the forkserver, two workers (and the resource tracker)
-    peak = sum(_kb(_status(pid), "VmHWM") for pid in processes)
-    each = {pid: _kb(_status(pid), "VmHWM") // 2**20 for pid in processes}
+    peak = sum(memory(pid, "VmHWM") for pid in processes)
+    each = {pid: memory(pid, "VmHWM") // 2**20 for pid in processes}
     print(f"peak resident MB: sum {peak / 2**20:.0f} (bot first: {list(each.values())}), sampled at once "
           f"{sampled[0] / 2**20:.0f}")
     assert peak < MEMORY_MAX, f"peak resident memory of the bot and its workers: {each} MB"
