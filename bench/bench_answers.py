@@ -62,6 +62,7 @@ SETS = ("players_frozen", "players_heldout")
 TUNING = "tuning_questions"  # questions written by the helper who tuned the answers, to tune on (not blind)
 QUERIES = ROOT / "bench" / "queries"
 _NUMBER = re.compile(r"^\d{2}\.\d{2}(\.\d{2})?$")
+_LIST_NUMBER = re.compile(r"^\d+\.\s+")  # the 10e seed's "2. Battle-shock" is the rule Battle-shock
 _TITLE_NUMBER = re.compile(r"^(\d+(?:\.\d+)+)\s+(.*)$")
 _KIND_OF_LABEL = {"Datasheet": "datasheet", "Weapon": "weapon", "Ability": "ability", "Stratagem": "stratagem",
                   "Rule": "rule", "Detachment rule": "detachment", "Detachment": "detachment",
@@ -142,7 +143,7 @@ def accepted(item: Item, row: dict) -> bool:
         if _NUMBER.match(want):
             if item.number == want:
                 return True
-        elif name_key(normalize(item.name)) == name_key(normalize(want)):
+        elif name_key(normalize(_LIST_NUMBER.sub("", item.name))) == name_key(normalize(want)):
             return True
     return False
 

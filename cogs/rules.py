@@ -314,10 +314,10 @@ class Rules(commands.Cog):
         self.bot = bot
 
     async def _answer_from_rules(self, interaction: discord.Interaction, catalog: Catalog, query: str,
-                                 edition: str | None) -> bool:
+                                 edition: str | None, prefer: str) -> bool:
         """Answer a question from the rules passages; False when none is found (then the name search's menu or
         No match answers, which say what is not loaded)."""
-        answer = await asyncio.to_thread(catalog.answer, query, edition=edition)
+        answer = await asyncio.to_thread(catalog.answer, query, edition=edition, prefer_edition=prefer)
         if not answer.passages:
             return False
         view = discord.ui.View(timeout=None)
@@ -348,13 +348,13 @@ class Rules(commands.Cog):
             # there; read as text, the raw id matched nothing (found by the console fuzz).
             query, entry = clean_text(entry.name), None
         if entry is None and kind is None and looks_like_question(query) \
-                and await self._answer_from_rules(interaction, catalog, query, edition):
+                and await self._answer_from_rules(interaction, catalog, query, edition, prefer):
             return
         if entry is None:
             resolution = await asyncio.to_thread(catalog.resolve, query, kind=kind, edition=edition,
                                                  prefer_edition=prefer, faction=(faction or None))
             if kind is None and not looks_like_question(query) and catalog.asks_the_rules(query, resolution) \
-                    and await self._answer_from_rules(interaction, catalog, query, edition):
+                    and await self._answer_from_rules(interaction, catalog, query, edition, prefer):
                 return  # "shooting after fall back": a question without a question word
             top = max((h.score for h in resolution.candidates), default=0.0)
             plausible = [h for h in resolution.candidates if h.score >= PICK_MIN_SCORE and h.score >= top - PICK_MARGIN]

@@ -95,9 +95,10 @@ class Catalog:
         hits, _scores, _matches = self._search(query, kind=kind, edition=edition, limit=limit, prefer_edition=prefer_edition)
         return hits
 
-    def answer(self, query: str, *, edition: str | None = None) -> Answer:
+    def answer(self, query: str, *, edition: str | None = None,
+               prefer_edition: str | None = CURRENT_EDITION) -> Answer:
         """A question answered from the rules passages (bot/catalog/answers.py; contract 9)."""
-        return self.answerer.answer(query, edition=edition)
+        return self.answerer.answer(query, edition=edition, prefer_edition=prefer_edition)
 
     def asks_the_rules(self, query: str, resolution: Resolution) -> bool:
         """Whether a query that is not shaped as a question ("shooting after fall back", "fnp vs mortals") is

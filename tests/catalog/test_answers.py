@@ -11,8 +11,18 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.catalog.answers import MAX_QUESTION_CHARS, SHOWN, fuse, query_words
-from bot.catalog.passages import MAX_PASSAGES, entry_texts, index_words, split_text
+from bot.catalog.answers import (
+    MAX_QUESTION_CHARS,
+    SHOWN,
+    Answer,
+    Answerer,
+    Quote,
+    fuse,
+    query_words,
+    reads_as_name,
+    rule_key,
+)
+from bot.catalog.passages import MAX_PASSAGES, Passage, entry_texts, index_words, split_text
 from bot.catalog.service import Catalog, open_catalog
 from tests.catalog.conftest import copy_catalog, settings_for
 from tests.catalog.test_cli import run
@@ -118,3 +128,36 @@ def test_a_claim_needs_the_named_entry_and_the_words_to_agree(small_catalog: Cat
     unnamed = small_catalog.answer("can models move through walls")
     assert not unnamed.confident
     assert ("13.06", "Terrain and Movement") in {(q.passage.number, q.passage.name) for q in unnamed.passages}
+
+
+def test_an_edition_named_in_a_question_answers_from_that_edition(small_catalog: Catalog) -> None:
+    answer = small_catalog.answer("can i shoot after falling back 10e")
+    assert answer.passages and {q.passage.edition for q in answer.passages} == {"10e"}
+    assert answer.passages[0].passage.name == "Fall Back Moves"
+
+
+def test_a_rule_of_both_editions_is_quoted_in_the_preferred_one_first_and_once_per_edition(
+        small_catalog: Catalog) -> None:
+    for prefer in ("11e", "10e"):
+        answer = small_catalog.answer("sustained hits on a crit", prefer_edition=prefer)
+        assert (answer.passages[0].passage.name, answer.passages[0].passage.edition) == ("Sustained Hits", prefer)
+        shown = [(rule_key(q.passage.name), q.passage.edition) for q in answer.passages]
+        assert len(shown) == len(set(shown))  # the glossary's Sustained Hits does not repeat the core rule's
+    assert rule_key("2. Battle-shock") == rule_key("Battle-shock")
+
+
+def test_a_claim_needs_every_ranking_to_lead_with_the_best_entry() -> None:
+    """Named and lexical agreeing on a 10e stratagem that mentions falling back is no claim when the core
+    rules lead with Fall Back Moves ("can i still shoot if i fell back this turn")."""
+    found = {1: Passage(1, "strat", "stratagem", "Relentless Assault", None, "10e", "w", "…"),
+             2: Passage(2, "fall", "rule", "Fall Back Moves", None, "10e", "s", "…")}
+    answer = Answer("q", True, [Quote(found[1], "…", 1.0)])
+    assert not Answerer._agree({"named": [1], "lexical": [1], "core": [2]}, answer, found)
+    assert Answerer._agree({"named": [1], "lexical": [1], "core": [1]}, answer, found)
+    assert not Answerer._agree({"named": [], "lexical": [1], "core": [1]}, answer, found)
+
+
+def test_a_query_typed_as_a_name_is_not_read_as_a_question(small_catalog: Catalog) -> None:
+    hits = small_catalog.search("armor of contempt", limit=3)
+    assert reads_as_name(["armor of contempt"], hits)
+    assert not reads_as_name(["devastating wounds spill over"], small_catalog.search("dev wounds spill over", limit=3))
