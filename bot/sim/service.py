@@ -48,6 +48,7 @@ MAX_PENDING = 8
 PER_USER = 2  # simulations one user may have running at once (bot.admission)
 PER_GUILD = 4  # and one server
 TIMEOUT_S = 30.0
+SHUTTING_DOWN = "The simulator is shutting down; try again in a moment."
 
 def _too_large(request: dict[str, Any]) -> UserError:
     """The answer when a request outgrew its worker (MemoryError at the address-space limit, or the worker
@@ -116,7 +117,7 @@ class SimulationService:
     def _admit(self) -> None:
         with self._lock:
             if self._closed:
-                raise UserError("The simulator is shutting down; try again in a moment.")
+                raise UserError(SHUTTING_DOWN)
             if self._admitted >= MAX_PENDING:
                 raise UserError(
                     f"The simulator is busy ({MAX_PENDING} simulations in progress); try again in a few seconds."
@@ -141,20 +142,27 @@ class SimulationService:
         self._admit()
         if self._threads is not None:
             return await self._run_in_thread(request, plot_title, with_plot)
+        outcome = await self._in_pool(lambda pool: pool.run((request, plot_title, with_plot), timeout=TIMEOUT_S),
+                                      request)
+        return outcome[1], outcome[2]
+
+    async def _in_pool(self, submit: Callable[[SimPool], Awaitable[tuple]], request: dict[str, Any]) -> tuple:
+        """submit(pool) in the worker pool (started on first use), the admission released when it ends. An
+        ("ok", ...) outcome is returned; the others are raised: the user's error, a time-out, too large."""
         try:
             if self._pool is None:
                 await asyncio.to_thread(self.start)
             pool = self._pool
             if pool is None:
                 raise RuntimeError("closed")
-            outcome = await pool.run((request, plot_title, with_plot), timeout=TIMEOUT_S)
+            outcome = await submit(pool)
         except RuntimeError:  # closed while this request waited
-            raise UserError("The simulator is shutting down; try again in a moment.") from None
+            raise UserError(SHUTTING_DOWN) from None
         finally:
             self._release()
         kind = outcome[0]
         if kind == "ok":
-            return outcome[1], outcome[2]
+            return outcome
         if kind == "user":
             raise UserError(outcome[1], field=outcome[2])
         if kind == "timeout":
@@ -173,7 +181,7 @@ class SimulationService:
             future = self._threads.submit(function, *args)
         except RuntimeError:  # executor shut down between _admit and submit
             self._release()
-            raise UserError("The simulator is shutting down; try again in a moment.") from None
+            raise UserError(SHUTTING_DOWN) from None
         future.add_done_callback(self._release)
         try:
             return await asyncio.wait_for(asyncio.wrap_future(future), timeout=TIMEOUT_S)
@@ -213,24 +221,7 @@ class SimulationService:
         self._admit()
         if self._threads is not None:
             return await self._in_thread(function, args, {})
-        try:
-            if self._pool is None:
-                await asyncio.to_thread(self.start)
-            pool = self._pool
-            if pool is None:
-                raise RuntimeError("closed")
-            outcome = await pool.call(function, args, timeout=TIMEOUT_S)
-        except RuntimeError:
-            raise UserError("The simulator is shutting down; try again in a moment.") from None
-        finally:
-            self._release()
-        if outcome[0] == "ok":
-            return outcome[1]
-        if outcome[0] == "user":
-            raise UserError(outcome[1], field=outcome[2])
-        if outcome[0] == "timeout":
-            raise _timed_out()
-        raise _too_large({})
+        return (await self._in_pool(lambda pool: pool.call(function, args, timeout=TIMEOUT_S), {}))[1]
 
     def prepare(self, request: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         """Check `request` as `run` would (UserError if invalid or too large) without running it, and
