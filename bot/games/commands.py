@@ -44,13 +44,15 @@ def event(kind: str, actor: int | None, summary: str, data: dict[str, Any] | Non
     return ev
 
 
-def _soft(warnings: list[str], force: bool) -> list[str]:
+def soft(warnings: list[str], force: bool) -> list[str]:
+    """The soft rule warnings a command goes ahead with: all of them when forced, else SoftRuleError."""
     if warnings and not force:
         raise SoftRuleError(warnings)
     return warnings
 
 
-def _forced_note(warnings: list[str]) -> str:
+def forced_note(warnings: list[str]) -> str:
+    """What a forced command's summary adds, so the log says which rules were overridden."""
     return f" (forced: {'; '.join(warnings)})" if warnings else ""
 
 
@@ -165,9 +167,9 @@ def cp_gain(state: GameState, user_id: int, amount: int, *, force: bool = False,
     if state.players[actor].cp + amount > rules.MAX_CP:
         raise UserError(f"CP cannot exceed {rules.MAX_CP}.", field="amount")
     warning = rules.extra_cp_warning(state, actor, amount)
-    warnings = _soft([warning] if warning else [], force)
+    warnings = soft([warning] if warning else [], force)
     me = state.players[actor]
-    summary = f"{me.name} gains {amount}CP ({me.cp} → {me.cp + amount})" + _forced_note(warnings)
+    summary = f"{me.name} gains {amount}CP ({me.cp} → {me.cp + amount})" + forced_note(warnings)
     return Outcome([event("cp", actor, summary, {"player": actor, "delta": amount}, overrides=warnings)],
                    summary, warnings)
 
@@ -230,14 +232,14 @@ def use_stratagem(state: GameState, user_id: int, spec: rules.StratagemSpec, uni
         owner, name = _strat_target(state, actor, unit_name)
         unit = _unit(state, owner, name)
         ref = _ref(owner, name)
-    warnings = _soft(rules.stratagem_checks(state, actor, spec, unit, price), force)
+    warnings = soft(rules.stratagem_checks(state, actor, spec, unit, price), force)
     me = state.players[actor]
     target = f" on {unit.name}" if unit else ""
     cleared = bool(unit and unit.shocked and unit.owner == actor and spec.clears_battleshock)
     summary = f"{me.name} uses {spec.name}{target} for {price}CP ({me.cp} → {me.cp - price})"
     if cleared:
         summary += f"; {unit.name} is not battle-shocked"
-    summary += _forced_note(warnings)
+    summary += forced_note(warnings)
     data = {"player": actor, "name": spec.name, "entry_id": spec.entry_id, "cp": price, "unit": ref,
             "round": state.round, "turn": state.turn, "phase": state.phase,
             "once": spec.key if spec.once_per_battle else None, "clears_shock": cleared, "forced": bool(warnings)}
@@ -271,8 +273,8 @@ def judgement(state: GameState, user_id: int, unit_name: str, amount: int, *, re
     name, exists = resolve_unit(state, owner, unit_name, create=not remove)
     unit = _unit(state, owner, name)
     # Removing tokens is a correction anyone playing may make; giving them is the Votann player's rule.
-    warnings = [] if remove else _soft(faction_rules.check(state, actor, "judgement"), force)
-    note = _forced_note(warnings)
+    warnings = [] if remove else soft(faction_rules.check(state, actor, "judgement"), force)
+    note = forced_note(warnings)
     if remove:
         rules.judgement_loss_check(unit, amount)
         summary = f"{name} loses {amount} Judgement token(s) ({unit.judgement} → {unit.judgement - amount})" + note
@@ -300,9 +302,9 @@ def riled(state: GameState, user_id: int, unit_name: str, until: str, *, remove:
     unit = _unit(state, actor, name)
     if not unit.unlisted and "waaagh" not in unit.tags:
         warnings.append(f"{name}'s datasheet does not have the Waaagh! ability (only units with it become riled up).")
-    warnings = _soft(warnings, force)
+    warnings = soft(warnings, force)
     end = rules.riled_until(state, actor, until)
-    summary = f"{name} is riled up {rules.RILED_DURATIONS[until]}" + _forced_note(warnings)
+    summary = f"{name} is riled up {rules.RILED_DURATIONS[until]}" + forced_note(warnings)
     return Outcome([event("riled", actor, summary, {"unit": _ref(actor, name), "until": end, "duration": until},
                           overrides=warnings)], summary, warnings)
 
@@ -324,7 +326,7 @@ def waaagh(state: GameState, user_id: int, *, force: bool = False) -> Outcome:
         warnings.append("The 10e Waaagh! is called at the start of your Command phase.")
     elif not ten and state.phase != "command":
         warnings.append("War Cry is used at the start of the Command phase.")
-    warnings = _soft(warnings, force)
+    warnings = soft(warnings, force)
     end = rules.riled_until(state, actor, "start-of-your-next-turn" if ten else "end-of-next-turn")
     how = "until the start of your next Command phase" if ten else "until the end of the next turn"
     if state.army(actor) is None:
@@ -334,7 +336,7 @@ def waaagh(state: GameState, user_id: int, *, force: bool = False) -> Outcome:
         who = (f"{len(able)} units with the Waaagh! ability ({', '.join(able[:6])}{', …' if len(able) > 6 else ''})"
                if able else "no unit (none in the list has the Waaagh! ability)")
     verb = "the Waaagh! is active for" if ten else "riled up:"
-    summary = f"{me.name} calls the Waaagh! {how}; {verb} {who}" + _forced_note(warnings)
+    summary = f"{me.name} calls the Waaagh! {how}; {verb} {who}" + forced_note(warnings)
     return Outcome([event("waaagh", actor, summary, {"player": actor, "until": end}, overrides=warnings)],
                    summary, warnings)
 
@@ -363,7 +365,7 @@ def oathband_mark(state: GameState, user_id: int, unit_name: str, *, clear: bool
     owner = 1 - actor
     name, _ = resolve_unit(state, owner, unit_name, create=not clear)
     unit = _unit(state, owner, name)
-    warnings = [] if clear else _soft(faction_rules.check(state, actor, "oathband"), force)
+    warnings = [] if clear else soft(faction_rules.check(state, actor, "oathband"), force)
     if clear:
         if not unit.oathband:
             raise UserError(f"{name} is not marked.", field="unit")
@@ -374,7 +376,7 @@ def oathband_mark(state: GameState, user_id: int, unit_name: str, *, clear: bool
     marked = sum(1 for u in state.units_of(owner) if u.oathband)
     if marked >= rules.MAX_OATHBAND_MARKS:
         raise UserError(f"Ruthless Efficiency marks at most {rules.MAX_OATHBAND_MARKS} units (Onslaught).", field="unit")
-    summary = f"{name} is marked for Ruthless Efficiency" + _forced_note(warnings)
+    summary = f"{name} is marked for Ruthless Efficiency" + forced_note(warnings)
     return Outcome([event("oathband", actor, summary, {"unit": _ref(owner, name), "on": True}, overrides=warnings)],
                    summary, warnings)
 
@@ -405,8 +407,8 @@ def ruthless_claim(state: GameState, user_id: int, amount: int, *, force: bool =
     warnings = []
     if not (state.phase == "command" and state.active == actor):
         warnings.append("Ruthless Efficiency CP is gained at the start of your Command phase.")
-    warnings = _soft(warnings, force)
-    summary = f"{me.name} gains {amount}CP from Ruthless Efficiency ({me.cp} → {me.cp + amount})" + _forced_note(warnings)
+    warnings = soft(warnings, force)
+    summary = f"{me.name} gains {amount}CP from Ruthless Efficiency ({me.cp} → {me.cp + amount})" + forced_note(warnings)
     data = {"player": actor, "delta": amount, "counts_to_cap": False, "once": "ruthless efficiency"}
     return Outcome([event("cp", actor, summary, data, overrides=warnings)], summary, warnings)
 

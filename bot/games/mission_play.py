@@ -15,7 +15,15 @@ from typing import Any
 from bot.catalog.model import slug
 from bot.errors import UserError
 from bot.games import missions, rules
-from bot.games.commands import Outcome, SoftRuleError, event, own_target, require_player, require_running
+from bot.games.commands import (
+    Outcome,
+    event,
+    forced_note,
+    own_target,
+    require_player,
+    require_running,
+    soft,
+)
 from bot.games.events import ACTIVE_CARD, held_card
 from bot.games.model import LAST_ROUND, GameState
 
@@ -25,16 +33,6 @@ MAX_ROLLOFF_ROUNDS = 50  # ties re-roll; 50 ties in a row (p = 6^-50) falls back
 MODES = ("tactical", "fixed")
 
 Roll = Callable[[], int]
-
-
-def _soft(warnings: list[str], force: bool) -> list[str]:
-    if warnings and not force:
-        raise SoftRuleError(warnings)
-    return warnings
-
-
-def _forced_note(warnings: list[str]) -> str:
-    return f" (forced: {'; '.join(warnings)})" if warnings else ""
 
 
 def _d6() -> int:
@@ -50,12 +48,12 @@ def set_mission(state: GameState, user_id: int, record: dict[str, Any] | None, *
     scored = any(any(p.vp_primary) or any(p.vp_secondary) for p in state.players)
     if state.turn > 0 or state.phase != "command" or scored:
         warnings.append("The battle is already under way; changing the mission now keeps the VP already scored.")
-    warnings = _soft(warnings, force)
+    warnings = soft(warnings, force)
     if record is None:
         summary = "Mission cleared"
     else:
         summary = f"Mission: {record['name']}" + (f" on {record['deployment']}" if record.get("deployment") else "")
-    summary += _forced_note(warnings)
+    summary += forced_note(warnings)
     return Outcome([event("mission", actor, summary, {"mission": record}, overrides=warnings)], summary, warnings)
 
 
@@ -108,7 +106,7 @@ def choose_first(state: GameState, user_id: int, first: int, *, force: bool = Fa
     warnings = []
     if state.phase != "command":
         warnings.append("The first turn is already past its Command phase.")
-    warnings = _soft(warnings, force)
+    warnings = soft(warnings, force)
     name = state.players[first].name
     who = "themselves" if first == actor else name
     summary = f"{state.players[actor].name} chooses {who} to take the first turn: round 1, {name}'s " \
@@ -118,7 +116,7 @@ def choose_first(state: GameState, user_id: int, first: int, *, force: bool = Fa
     if clock is not None and clock.running and clock.follow and clock.holder != first:
         data["clock_to"] = first  # a clock started before the roll-off follows the player whose turn it now is
         summary += f"; the clock passes to {name}"
-    summary += _forced_note(warnings)
+    summary += forced_note(warnings)
     return Outcome([event("first", actor, summary, data, overrides=warnings)], summary, warnings)
 
 
@@ -162,10 +160,10 @@ def score_primary(state: GameState, user_id: int, amount: int, *, round_: int | 
     own_target(state, actor, target_user)
     rules.check_amount(amount, field="amount", low=0, high=MAX_VP_SCORE, what="Primary VP")
     rnd = _round(state, round_)
-    warnings = _soft(_cap_warnings(state, actor, rnd, amount, "primary"), force)
+    warnings = soft(_cap_warnings(state, actor, rnd, amount, "primary"), force)
     me = state.players[actor]
     summary = f"{me.name} scores {amount} primary VP in round {rnd} ({me.vp} → {me.vp + amount})" + \
-        _forced_note(warnings)
+        forced_note(warnings)
     data = {"player": actor, "round": rnd, "amount": amount}
     return Outcome([event("vp_primary", actor, summary, data, overrides=warnings)], summary, warnings)
 
@@ -229,9 +227,9 @@ def score_secondary(state: GameState, user_id: int, amount: int, ref: dict[str, 
             warnings.insert(0, f"{ref['name']} scores at most {most}VP at a time ({mode}).")
         card_data = {"card": ref["card"], "name": ref["name"], "mode": mode}
         label = f" with {ref['name']}" + (" (achieved)" if mode == "tactical" else "")
-    warnings = _soft(warnings, force)
+    warnings = soft(warnings, force)
     summary = f"{me.name} scores {amount} secondary VP{label} in round {rnd} ({me.vp} → {me.vp + amount})" + \
-        _forced_note(warnings)
+        forced_note(warnings)
     data = {"player": actor, "round": rnd, "amount": amount, "card": card_data}
     return Outcome([event("vp_secondary", actor, summary, data, overrides=warnings)], summary, warnings)
 
@@ -272,10 +270,10 @@ def clock_start(state: GameState, user_id: int, minutes: int, *, follow: bool = 
             raise UserError("The clock is already running. Pause it with /clock pause, or pass it with the board's "
                             "Pass clock button.")
         warnings.append("Starting the clock again resets both players' time.")
-    warnings = _soft(warnings, force)
+    warnings = soft(warnings, force)
     holder = state.active
     summary = f"Chess clock: {minutes} min each, {state.players[holder].name}'s time runs" + \
-        ("; it follows the active player" if follow else "") + _forced_note(warnings)
+        ("; it follows the active player" if follow else "") + forced_note(warnings)
     data = {"budget_s": [minutes * 60, minutes * 60], "holder": holder, "follow": follow}
     return Outcome([event("clock_start", actor, summary, data, overrides=warnings)], summary, warnings)
 
