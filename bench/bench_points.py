@@ -7,6 +7,10 @@
   - `python -m bot data update --source mfm` of every faction from a local HTTP server over a real
     socket: full (download, check, keep)                                            target < 10 s
     unchanged (all 304)                                                             target < 2 s
+  - 10e (part 5, no target): every list fixture read as a 10e list and costed by the Wahapedia export's
+    points in a catalog built from ../shared/datasets/wahapedia-10e (units costed, differences explained),
+    and `/army check` of the 10e fixture through the console (p50, p99; the first check of a faction, which
+    loads its points from the catalog, apart)
 
 Needs ../shared/datasets/mfm-11e and the Chapter Approved file (gdc-11e/missions). Prints numbers and the
 machine's load; the unmatched names are listed with their nearest MFM names.
@@ -19,7 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import hashlib
 import os
 import shutil
 import statistics
@@ -28,7 +31,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from aiohttp import web
 from rapidfuzz import fuzz, process
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,6 +44,7 @@ from bot.console.session import ConsoleSession  # noqa: E402
 from bot.points import book as points_book  # noqa: E402
 from bot.points import sizes  # noqa: E402
 from bot.points.answers import NotFound, find_unit  # noqa: E402
+from tests.localserver import file_app, start  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "armies"
 EXTRA = """
@@ -233,29 +236,9 @@ def matching(data_dir: Path, gdc: Path | None = None) -> None:
         print(f"    … and {len(missed) - 80} more")
 
 
-def serve(files: dict[str, bytes]) -> web.Application:
-    tags = {name: '"' + hashlib.sha1(body).hexdigest()[:16] + '"' for name, body in files.items()}
-
-    async def handle(request: web.Request) -> web.Response:
-        name = request.match_info["name"]
-        if name not in files:
-            raise web.HTTPNotFound()
-        if request.headers.get("If-None-Match") == tags[name]:
-            return web.Response(status=304, headers={"ETag": tags[name]})
-        return web.Response(body=files[name], headers={"ETag": tags[name]})
-
-    app = web.Application()
-    app.router.add_get("/data/{name:.+}", handle)
-    return app
-
-
 async def update_timings(mfm: Path) -> None:
     files = {p.name: p.read_bytes() for p in mfm.glob("*.yaml")}
-    runner = web.AppRunner(serve(files))
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    runner, port = await start(file_app(files, "/data/"))
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "COGITATOR_DATA": tmp, "COGITATOR_MFM_URL": f"http://127.0.0.1:{port}/data/"}
         print(f"\n`data update --source mfm`: {len(files) - 1} factions + meta.yaml from a local server "
@@ -271,6 +254,64 @@ async def update_timings(mfm: Path) -> None:
             line(label, took, "s", target)
             print(f"    {out.decode().strip()}")
     await runner.cleanup()
+
+
+def tenth_edition(shared: Path, rounds: int) -> None:
+    """Issue 23 part 5: 10e lists costed by the Wahapedia export's points in a catalog built from the shared
+    export (no target in the issue; numbers for the report)."""
+    from bot.catalog.service import open_catalog
+    from bot.points import tenth
+
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(token=None, db_path=Path(tmp) / "state.db", data_dir=Path(tmp), log_level="WARNING",
+                            sync_commands=False)
+        started = time.perf_counter()
+        catalog = open_catalog(settings)
+        catalog.import_dataset("wahapedia", shared / "datasets" / "wahapedia-10e")
+        print(f"\n10e: lists costed by the Wahapedia export (catalog built in {time.perf_counter() - started:.1f} s)")
+        costed = total = unexplained = 0
+        try:
+            for path in sorted(FIXTURES.iterdir()):
+                try:
+                    army = parse_list(path.read_bytes(), filename=path.name, edition="10e", catalog=catalog).to_dict()
+                except Exception as error:  # a fixture that is meant to be refused
+                    print(f"  {path.name:<32} refused by the reader: {str(error)[:70]}")
+                    continue
+                tenth._cache.clear()
+                started = time.perf_counter()
+                report = check_in(army, settings.data_dir, None, catalog)
+                cold = (time.perf_counter() - started) * 1000
+                rows = report["units"]
+                priced = sum(1 for r in rows if r["points"] is not None)
+                silent = sum(1 for r in rows if r["points"] != r["stated"] and not r["note"])
+                costed, total, unexplained = costed + priced, total + len(rows), unexplained + silent
+                print(f"  {path.name:<32} {priced}/{len(rows)} units costed, stated {report['points']['stated']}, "
+                      f"export {report['points']['total']}, {silent} unexplained; first check {cold:.1f} ms")
+            print(f"  units costed by {report['points_source']}: {costed}/{total} ({100 * costed / total:.1f}%), "
+                  f"{unexplained} differences unexplained")
+        finally:
+            catalog.close()
+        asyncio.run(_tenth_console(settings, rounds))
+
+
+async def _tenth_console(settings: Settings, rounds: int) -> None:
+    session = await ConsoleSession.open(settings)
+    try:
+        await session.send("/game start opponent:222 edition:10e faction:Orks opponent_faction:Orks")
+        replies = await session.send(f"/army import file:@{FIXTURES / 'orks_10e_gw_app.txt'}")
+        assert any("List check" in r.text() for r in replies), [r.text()[:200] for r in replies]
+        times = []
+        for _ in range(rounds):
+            started = time.perf_counter()
+            (reply,) = await session.send("/army check")
+            times.append((time.perf_counter() - started) * 1000)
+            assert "Wahapedia export" in reply.text()
+        times.sort()
+        print(f"  /army check of orks_10e_gw_app.txt through the console ({rounds} rounds)")
+        line("p50", statistics.median(times), "ms")
+        line("p99", times[int(len(times) * 0.99) - 1], "ms")
+    finally:
+        await session.close()
 
 
 def main() -> None:
@@ -293,6 +334,7 @@ def main() -> None:
         fixtures_cost(data_dir)
         matching(data_dir, args.shared / "datasets" / "gdc-11e")
     asyncio.run(update_timings(mfm))
+    tenth_edition(args.shared, args.rounds)
     print(machine_line())
 
 
