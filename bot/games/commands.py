@@ -52,7 +52,6 @@ def soft(warnings: list[str], force: bool) -> list[str]:
 
 
 def forced_note(warnings: list[str]) -> str:
-    """What a forced command's summary adds, so the log says which rules were overridden."""
     return f" (forced: {'; '.join(warnings)})" if warnings else ""
 
 
