@@ -37,13 +37,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_catalog import machine_line  # noqa: E402
-from bot.armies.check import check_in  # noqa: E402
+from bot.armies.check import check_in, nearest_enhancement  # noqa: E402
 from bot.armies.parse import dataset, parse_list  # noqa: E402
 from bot.config import Settings  # noqa: E402
 from bot.console.session import ConsoleSession  # noqa: E402
 from bot.points import book as points_book  # noqa: E402
 from bot.points import sizes  # noqa: E402
 from bot.points.answers import NotFound, find_unit  # noqa: E402
+from bot.points.book import name_key  # noqa: E402
 from tests.localserver import file_app, start  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "armies"
@@ -185,7 +186,9 @@ def matching(data_dir: Path, gdc: Path | None = None) -> None:
             patrol += 1
             continue
         enh_total += 1
-        if book.enhancement_hits(enh["name"]):
+        # as /army check reads it: by name, else the nearest spelling within the list's detachment
+        own = [d for _f, d in book.detachments.get(name_key(str(enh.get("detachment_id") or "")), [])]
+        if book.enhancement_hits(enh["name"]) or nearest_enhancement(enh["name"], own):
             enh_found += 1
         else:
             missed.append(f"enhancement {enh['name']} ({enh.get('detachment_id')}){near(enh['name'])}")

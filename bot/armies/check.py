@@ -82,6 +82,7 @@ class _Check:
         self.size = size
         self.sizes_source = sizes_source
         self.problems: list[Problem] = []
+        self.faction_points: FactionPoints | None = None
         self.source = f"{book.label}" if book else ("no MFM imported" if rules is ELEVENTH else "no points loaded")
 
     def problem(self, rule: str, severity: str, message: str, units: list[int] | None = None) -> None:
@@ -140,7 +141,17 @@ class _Check:
         for _f, det, enh in hits:
             if any(det is d for d in detachments):
                 return enh, det
-        return (hits[0][2], hits[0][1]) if hits else (None, None)
+        if hits:
+            return hits[0][2], hits[0][1]
+        return nearest_enhancement(name, detachments) or (None, None)
+
+    def near_enhancements(self, name: str, detachments: list[Detachment]) -> str:
+        """" Did you mean: …?" from the selected detachments' enhancements, else the faction's."""
+        pool = [e.name for d in detachments for e in d.enhancements]
+        if not pool and self.faction_points is not None:
+            pool = [e.name for d in self.faction_points.detachments for e in d.enhancements]
+        near = process.extract(name, pool, scorer=fuzz.WRatio, limit=3, score_cutoff=60)
+        return f" Did you mean: {', '.join(m[0] for m in near)}?" if near else ""
 
     # ---- the checks -----------------------------------------------------------------------------------
 
@@ -149,7 +160,7 @@ class _Check:
             self.problem(self.rules.points, "warning", self.rules.no_points)
             costed = [_Costed(i, None, None, u.get("points")) for i, u in enumerate(self.units)]
             return self.report(costed, None, 0, 0)
-        faction = self.faction()
+        faction = self.faction_points = self.faction()
         if faction is None:
             self.problem(self.rules.points, "warning", f"Faction {str(self.army.get('faction'))[:60]!r} is not in "
                                               f"{self.source}; units are looked up in every faction.")
@@ -266,7 +277,7 @@ class _Check:
                     counted += 1
                 if enh is None:
                     self.problem(self.rules.points, "warning", f"Enhancement {name[:60]!r} is not in {self.source}; it is not "
-                                                      "costed.", [row.index])
+                                                      f"costed.{self.near_enhancements(name, detachments)}", [row.index])
                     continue
                 if det is not None and not any(det is d for d in detachments):
                     self.problem(self.rules.roster, "error", f"{enh.name} belongs to {det.name}, which the list has not "
@@ -341,6 +352,16 @@ class _Check:
                       for r in costed],
             "problems": [p.to_dict() for p in self.problems],
         }
+
+
+def nearest_enhancement(name: str, detachments: list[Detachment]) -> tuple[Enhancement, Detachment] | None:
+    """A spelling the list builder and the MFM differ in ("Stave of Kurnos" / "Stave of Kurnous"), read as one
+    of these detachments' enhancements only when it is clearly the nearest (as unit names are read)."""
+    pool = {e.name: (e, d) for d in detachments for e in d.enhancements}
+    found = process.extract(name, list(pool), scorer=fuzz.WRatio, limit=2, score_cutoff=MATCH_SCORE)
+    if found and (len(found) == 1 or found[0][1] - found[1][1] >= 5):
+        return pool[found[0][0]]
+    return None
 
 
 def _all_units(book: Book) -> list[tuple[FactionPoints, UnitPoints]]:

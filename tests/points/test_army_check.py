@@ -160,3 +160,17 @@ def test_units_without_points_are_costed_by_the_mfm_once(points_dir: Path) -> No
 
     line = destroyed_line(state, summarise(state, [], 0.0)["players"])
     assert line == "💀 Units destroyed: A 0 · B 1 (100 pts) — points a list left blank: MFM v1.1, 2026-07-22"
+
+
+def test_a_misspelt_enhancement_is_read_within_the_lists_detachments_else_suggested(points_dir: Path) -> None:
+    army = _army("orks_gw_wtc.txt")
+    warboss = next(i for i, u in enumerate(army["units"]) if u["name"] == "Warboss")
+    army["units"][warboss]["enhancements"] = ["Surly as a Squigoth"]  # one letter short of Da Big Hunt's
+    report = check_in(army, points_dir)
+    assert "+20 Surly as a Squiggoth" in report["units"][warboss]["note"]
+    assert not [p for p in report["problems"] if "Squigoth" in p["message"]]
+    army["units"][warboss]["enhancements"] = ["Proper Kilt"]  # too far to be read as anything: suggested
+    report = check_in(army, points_dir)
+    (missing,) = [p for p in report["problems"] if "Proper Kilt" in p["message"]]
+    assert missing["message"].startswith("Enhancement 'Proper Kilt' is not in MFM v1.1, 2026-07-22; it is not "
+                                         "costed. Did you mean: Proper Killy")
