@@ -25,6 +25,7 @@ building them costs no more than stepping once and they take no more memory than
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -38,6 +39,64 @@ def worth_it(la: int, lc: int, first_is_nc: bool, n_max: int, columns: int, size
     build = (n_max + 1) * (lf**3 + ls**3) + columns * (n_max + 1) * lf * lf
     keep = columns * lf * lf + (n_max + 1) * (ls * ls + lf) + 3 * columns * (n_max + 1) ** 2
     return build <= n_max * size * size and keep <= size * size
+
+
+@lru_cache(maxsize=64)
+def _chain_index(la: int, lc: int, first_is_nc: bool) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """Flat indices into T (with one zero appended) of the block-diagonal diag(A1, A2) and of the two
+    entries whose sum is each position's "last model destroyed" probability (r1, r2).
+
+    A1: the first queue's positions f < L1 (at the other queue's position 0: the same for every position);
+    its last model goes to (L1, 0), or - the other queue already gone - straight to an absorbing state.
+    A2: the other queue's positions s < L2 once the first is destroyed; its last model goes to the
+    corner (la, lc) or to the extra state, by the layout. Of each pair of entries exactly one can be
+    non-zero."""
+    cols = lc + 1
+    size = (la + 1) * cols + 1
+    extra, zero = size - 1, size * size
+    lf, ls = (la, lc) if first_is_nc else (lc, la)
+
+    def idx(f, s):
+        return f * cols + s if first_is_nc else s * cols + f
+
+    src = np.concatenate([idx(np.arange(lf), 0), idx(lf, np.arange(ls))])
+    dst = src.copy()
+    chains = np.full((lf + ls, lf + ls), zero, dtype=np.int64)
+    chains[:lf, :lf] = src[:lf, None] * size + dst[None, :lf]
+    chains[lf:, lf:] = src[lf:, None] * size + dst[None, lf:]
+    kill = np.concatenate([np.full(lf, idx(lf, 0)), np.full(ls, idx(lf, ls))])
+    kills = (src * size + kill, src * size + extra)
+    for a in (chains, *kills):
+        a.flags.writeable = False
+    return chains, kills
+
+
+@lru_cache(maxsize=64)
+def _hankel_index(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices min(k + j, N + 1) and min(k + j + 1, N + 1) for k, j <= N (N + 1: a zero column)."""
+    k = np.arange(n + 1)
+    kj = np.minimum(k[:, None] + k[None, :], n + 1)
+    kj1 = np.minimum(kj + 1, n + 1)
+    for a in (kj, kj1):
+        a.flags.writeable = False
+    return kj, kj1
+
+
+def _powers(a: np.ndarray, count: int) -> np.ndarray:
+    """(count, L, L): a^0 .. a^(count-1), by doubling (rows [m + 1, 2m + 1) = rows [1, m + 1) @ a^m):
+    about 2 log2(count) products."""
+    size = a.shape[0]
+    out = np.empty((count, size, size))
+    out[0] = np.eye(size)
+    m = 1
+    while m < count:
+        np.dot(out[m - 1], a, out=out[m])
+        step = min(m, count - m - 1)
+        if step > 0:  # the stacked powers' rows times a^m: one 2-D product
+            np.dot(out[1 : 1 + step].reshape(step * size, size), out[m],
+                   out=out[m + 1 : m + 1 + step].reshape(step * size, size))
+        m += 1 + step
+    return out
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -70,45 +129,25 @@ class Phases:
     def build(cls, t: np.ndarray, la: int, lc: int, first_is_nc: bool, weights: np.ndarray) -> Phases:
         """From the dense one-wound matrix `t` of engine.mixed's layout (index a (lc+1) + b, then the
         corner (la, lc) and the extra destroyed state) and the weights (N+1, C)."""
-        cols = lc + 1
-        extra = t.shape[0] - 1
         lf, ls = (la, lc) if first_is_nc else (lc, la)
-
-        def idx(f: np.ndarray | int, s: np.ndarray | int):
-            return f * cols + s if first_is_nc else s * cols + f
-
-        f = np.arange(lf)
-        src = idx(f, 0)
-        a1 = t[src[:, None], idx(f, 0)[None, :]]  # (L1, L1): phase 1 among the first queue's positions
-        # destroying the first queue's last model: to (L1, 0), or - the other queue already gone - to an
-        # absorbing state (exactly one of the two entries is non-zero)
-        r1 = t[src, idx(lf, 0)] + t[src, extra]
-        s = np.arange(ls)
-        src2 = idx(lf, s)
-        a2 = t[src2[:, None], idx(lf, s)[None, :]]
-        r2 = t[src2, idx(lf, ls)] + t[src2, extra]  # to the corner or to the extra state, by the layout
+        chains, kills = _chain_index(la, lc, first_is_nc)
+        flat = np.append(t.ravel(), 0.0)
+        both = flat[chains]  # diag(A1, A2): the two queues' chains as one block-diagonal matrix
+        r = flat[kills[0]] + flat[kills[1]]  # (r1, r2): each last model destroyed (one entry is zero)
         n = weights.shape[0] - 1
-        p1 = np.empty((n + 1, lf, lf))
-        p1[0] = np.eye(lf)
-        p2 = np.empty((n + 1, ls, ls))
-        p2[0] = np.eye(ls)
-        for j in range(1, n + 1):  # compile time: N small products per queue
-            np.dot(p1[j - 1], a1, out=p1[j])
-            np.dot(p2[j - 1], a2, out=p2[j])
-        s1 = np.tensordot(weights.T, p1, axes=1)  # (C, L1, L1)
-        q1 = p1[:n] @ r1
-        tail = np.cumsum(weights[::-1], axis=0)[::-1].T  # (C, N+1)
-        k = np.arange(n + 1)
-        kj = k[:, None] + k[None, :]
-        wpad = np.zeros((n + 2, weights.shape[1]))
-        wpad[: n + 1] = weights
-        hankel = wpad[np.minimum(kj, n + 1)].transpose(2, 0, 1)
-        tpad = np.zeros((weights.shape[1], n + 2))
-        tpad[:, : n + 1] = tail
-        hankel_tail = tpad[:, np.minimum(kj + 1, n + 1)]
-        return cls(la, lc, first_is_nc, _frozen(s1.transpose(0, 2, 1)), _frozen(q1),
-                   _frozen(p2.reshape((n + 1) * ls, ls)), _frozen((p2 @ r2).ravel()), _frozen(hankel),
-                   _frozen(hankel_tail), _frozen(tail))
+        columns = weights.shape[1]
+        powers = _powers(both, n + 1)  # block-diagonal: (A1^j, A2^j)
+        p1 = np.ascontiguousarray(powers[:, :lf, :lf]).reshape(n + 1, lf * lf)
+        s1t = (weights.T @ p1).reshape(columns, lf, lf).transpose(0, 2, 1)
+        pr = powers @ r  # (N+1, L1 + L2): A1^j r1, A2^j r2
+        tail = np.zeros((columns, n + 2))  # tail[c, k] = sum_{n >= k} W[n, c]; column N + 1: zero
+        tail[:, : n + 1] = weights[::-1].cumsum(axis=0)[::-1].T
+        wpad = np.zeros((columns, n + 2))
+        wpad[:, : n + 1] = weights.T
+        kj, kj1 = _hankel_index(n)
+        return cls(la, lc, first_is_nc, _frozen(s1t), _frozen(pr[:n, :lf]),
+                   _frozen(powers[:, lf:, lf:].reshape((n + 1) * ls, ls)), _frozen(pr[:, lf:].ravel()),
+                   _frozen(wpad[:, kj]), _frozen(tail[:, kj1]), _frozen(tail[:, : n + 1]))
 
     def mix(self, x: np.ndarray) -> np.ndarray:
         """sum_n W[n, c] x T^n for state rows x (R, S): shape (C, R, S)."""
