@@ -104,22 +104,25 @@ def cold(req: dict):
     return run
 
 
-def bench_single(diviner: str | None, repeats: int) -> None:
+def diviner(path: str | None):
+    """W40kDiviner's runner (bench/diviner_runner.py) from a separate checkout, or None."""
+    if path and (Path(path) / "attack_math.py").exists():
+        from diviner_runner import runner
+
+        return runner(path)
+    print("  W40kDiviner not run: pass --diviner PATH (a checkout's src/ folder; GPL, never vendored here)")
+    return None
+
+
+def bench_single(prepare, repeats: int) -> None:
     print(f"== 20 single-profile 11e cases: CPU time per call, medians of {repeats} calls, engines alternating ==")
     from wh40kdc.cruncher import crunch
     from wh40kdc.data.dataset import Dataset
 
     ds = Dataset.embedded()
-    prepare = None
-    if diviner and (Path(diviner) / "attack_math.py").exists():
-        from diviner_runner import runner
-
-        prepare = runner(diviner)
-    else:
-        print("  W40kDiviner not run: pass --diviner PATH (a checkout's src/ folder; GPL, never vendored here)")
     rows = []
     print(f"  {'case':36s} {'Cogitator':>10s} {'cold':>8s} {'Diviner':>9s} {'cruncher':>9s} {'Div/Cog':>8s} "
-          f"{'Cog/crunch':>10s} {'E[killed] Cog / Div':>20s}")
+          f"{'Div/cold':>8s} {'Cog/crunch':>10s} {'E[killed] Cog / Div':>20s}")
     for name, req in cases():
         cin = cruncher_input(req)
         fns = {"cog": lambda q=req: engine.simulate(q), "cold": cold(req), "crunch": lambda c=cin: crunch(c, ds)}
@@ -138,8 +141,9 @@ def bench_single(diviner: str | None, repeats: int) -> None:
         rows.append(med)
         div = f"{med['div'] * 1e6:7.0f}us" if "div" in med else "       -"
         ratio = f"{med['div'] / med['cog']:7.1f}x" if "div" in med else "       -"
+        ratio_cold = f"{med['div'] / med['cold']:7.1f}x" if "div" in med else "       -"
         print(f"  {name:36s} {med['cog'] * 1e6:8.1f}us {med['cold'] * 1e6:6.0f}us {div:>9s} "
-              f"{med['crunch'] * 1e6:7.1f}us {ratio:>8s} {med['cog'] / med['crunch']:9.2f}x "
+              f"{med['crunch'] * 1e6:7.1f}us {ratio:>8s} {ratio_cold:>8s} {med['cog'] / med['crunch']:9.2f}x "
               f"{ours:9.3f} / {div_mean or '-':>6s}  (cruncher {crunch_mean:.3f})")
     crunch_ratios = [m["cog"] / m["crunch"] for m in rows]
     cold_crunch = [m["cold"] / m["crunch"] for m in rows]
@@ -150,21 +154,34 @@ def bench_single(diviner: str | None, repeats: int) -> None:
     if prepare is not None:
         geo = statistics.geometric_mean([m["div"] / m["cog"] for m in rows])
         geo_cold = statistics.geometric_mean([m["div"] / m["cold"] for m in rows])
-        print(f"  W40kDiviner / Cogitator: geometric mean {geo:.1f}x (target >= 10x); cold plans {geo_cold:.1f}x")
-        verdict(">= 10x faster than W40kDiviner (geometric mean)", geo >= 10, f"{geo:.1f}x")
+        print(f"  W40kDiviner / Cogitator, geometric mean: warm (plan cached) {geo:.1f}x (target >= 10x); "
+              f"cold (a never-seen request, compiled) {geo_cold:.1f}x "
+              f"({min(m['div'] / m['cold'] for m in rows):.1f}x..{max(m['div'] / m['cold'] for m in rows):.1f}x)")
+        verdict(">= 10x faster than W40kDiviner (geometric mean, warm plan)", geo >= 10, f"{geo:.1f}x")
+        verdict(">= 10x faster than W40kDiviner (geometric mean, cold: never-seen requests)", geo_cold >= 10,
+                f"{geo_cold:.1f}x")
 
 
-def bench_mixed_unit(repeats: int) -> None:
+def bench_mixed_unit(prepare, repeats: int) -> None:
     print("\n== Mixed unit with a leader: Captain + 10 Intercessors, 3 weapon groups, <= 60 attack dice ==")
     for ed in ("11e", "10e"):
         req = {"edition": ed, "volley": MIXED_VOLLEY, "target": {"groups": [INTERCESSORS, CAPTAIN]}}
         engine.simulate(req)
-        warm = rounds({"warm": lambda q=req: engine.simulate(q)}, repeats)["warm"]
-        fresh = rounds({"cold": cold(req)}, max(20, repeats // 5))["cold"]
-        med = statistics.median(warm)
+        warm = rounds({"warm": lambda q=req: engine.simulate(q)}, repeats)["warm"]  # the target: the engine alone
+        fresh = rounds({"cold": cold(req)}, max(20, repeats // 2))["cold"]
+        med, med_cold = statistics.median(warm), statistics.median(fresh)
         print(f"  {ed}: median {med * 1e3:.3f} ms, p99 {sorted(warm)[int(0.99 * (len(warm) - 1))] * 1e3:.3f} ms; "
-              f"cold plan median {statistics.median(fresh) * 1e3:.3f} ms")
+              f"cold plan median {med_cold * 1e3:.3f} ms")
         verdict(f"{ed} mixed unit median <= 0.3 ms", med <= 0.3e-3, f"{med * 1e3:.3f} ms")
+        if prepare is not None and ed == "11e":  # W40kDiviner models 11e only (its reference-profile form)
+            div = prepare(_diviner_scenario(MIXED_VOLLEY, [INTERCESSORS, CAPTAIN], {}))
+            div()
+            both = rounds({"warm": lambda q=req: engine.simulate(q), "cold": cold(req), "div": div},
+                          max(20, repeats // 2))
+            m = {k: statistics.median(v) for k, v in both.items()}
+            print(f"  11e alternating with W40kDiviner ({m['div'] * 1e3:.3f} ms, every model as the bodyguard): "
+                  f"warm {m['warm'] * 1e3:.3f} ms = {m['div'] / m['warm']:.1f}x faster, cold {m['cold'] * 1e3:.3f} ms "
+                  f"= {m['div'] / m['cold']:.1f}x faster")
 
 
 def bench_matrix() -> None:
@@ -198,8 +215,9 @@ def main() -> None:
     load = os.getloadavg()
     print(f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} on {os.cpu_count()} cores; "
           f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}")
-    bench_single(args.diviner, args.repeats)
-    bench_mixed_unit(args.repeats)
+    prepare = diviner(args.diviner)
+    bench_single(prepare, args.repeats)
+    bench_mixed_unit(prepare, args.repeats)
     bench_matrix()
     print(f"load average at the end {os.getloadavg()[0]:.1f}")
 

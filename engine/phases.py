@@ -43,8 +43,9 @@ def worth_it(la: int, lc: int, first_is_nc: bool, n_max: int, columns: int, size
 
 @lru_cache(maxsize=64)
 def _chain_index(la: int, lc: int, first_is_nc: bool) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
-    """Flat indices into T (with one zero appended) of the block-diagonal diag(A1, A2) and of the two
-    entries whose sum is each position's "last model destroyed" probability (r1, r2).
+    """Flat indices into T of the block-diagonal diag(A1, A2) (off the blocks: an entry of the corner's
+    absorbing row, always zero) and of the two entries whose sum is each position's "last model
+    destroyed" probability (r1, r2).
 
     A1: the first queue's positions f < L1 (at the other queue's position 0: the same for every position);
     its last model goes to (L1, 0), or - the other queue already gone - straight to an absorbing state.
@@ -53,7 +54,8 @@ def _chain_index(la: int, lc: int, first_is_nc: bool) -> tuple[np.ndarray, tuple
     non-zero."""
     cols = lc + 1
     size = (la + 1) * cols + 1
-    extra, zero = size - 1, size * size
+    extra = size - 1
+    zero = (size - 2) * size  # T[corner, 0]: the corner only goes to itself, and it is never state 0
     lf, ls = (la, lc) if first_is_nc else (lc, la)
 
     def idx(f, s):
@@ -131,7 +133,7 @@ class Phases:
         corner (la, lc) and the extra destroyed state) and the weights (N+1, C)."""
         lf, ls = (la, lc) if first_is_nc else (lc, la)
         chains, kills = _chain_index(la, lc, first_is_nc)
-        flat = np.append(t.ravel(), 0.0)
+        flat = t.ravel()
         both = flat[chains]  # diag(A1, A2): the two queues' chains as one block-diagonal matrix
         r = flat[kills[0]] + flat[kills[1]]  # (r1, r2): each last model destroyed (one entry is zero)
         n = weights.shape[0] - 1
