@@ -37,28 +37,19 @@ async def closed_by_server(reader: asyncio.StreamReader, within: float) -> bytes
 
 
 async def raw(port: int, request: bytes) -> bytes:
-    reader, writer = await connect(port)
-    try:
-        writer.write(request)
-        await writer.drain()
-    except ConnectionError:
-        pass
-    try:
-        return await asyncio.wait_for(reader.read(), 5.0)
-    except ConnectionError:
-        return b""
-    finally:
-        writer.close()
+    """Sends `request` in one write; returns all the server answered before closing (it may close first)."""
+    return await raw_pieces(port, [request], pause=0.0)
 
 
-async def raw_pieces(port: int, pieces: list[bytes]) -> bytes:
+async def raw_pieces(port: int, pieces: list[bytes], *, pause: float = 0.01) -> bytes:
     """Sends each piece as its own write, waiting for the server to have read it (it may close meanwhile)."""
     reader, writer = await connect(port)
     try:
         for piece in pieces:
             writer.write(piece)
             await writer.drain()
-            await asyncio.sleep(0.01)
+            if pause:
+                await asyncio.sleep(pause)
     except ConnectionError:
         pass
     try:
