@@ -9,7 +9,7 @@ import pkgutil
 import secrets
 import time
 import traceback
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import discord
 from discord import app_commands
@@ -279,14 +279,8 @@ class CogitatorBot(commands.AutoShardedBot):
             return
         from bot.ops.server import OpsServer
 
-        server = OpsServer(self.ops, port=port, bind=self.settings.ops_bind)
-        try:
-            await server.start()
-        except OSError as error:
-            await server.close()
-            raise ConfigError(f"the ops endpoints cannot listen on {self.settings.ops_bind}:{port}: "
-                              f"{error.strerror or error}") from None
-        self.ops_server = server
+        self.ops_server = await _listening(OpsServer(self.ops, port=port, bind=self.settings.ops_bind),
+                                           "the ops endpoints", self.settings.ops_bind, port)
 
     def _ops_on_board(self) -> bool:
         settings = self.settings
@@ -312,13 +306,7 @@ class CogitatorBot(commands.AutoShardedBot):
                                     public_url=self.settings.web_public_url),
                         tokens_of=lambda: self.services.overlay_tokens, store_of=lambda: self.services.games,
                         add_routes=add_routes, leagues_of=lambda: self.services.leagues)
-        try:
-            await web.start()
-        except OSError as error:
-            await web.close()
-            raise ConfigError(f"the live board cannot listen on {self.settings.web_bind}:{self.settings.web_port}: "
-                              f"{error.strerror or error}") from None
-        self.web = web
+        self.web = await _listening(web, "the live board", self.settings.web_bind, self.settings.web_port)
 
     async def close(self) -> None:
         for task in asyncio.all_tasks():
@@ -335,3 +323,21 @@ class CogitatorBot(commands.AutoShardedBot):
         finally:
             self.ops.close()
             self.services.close()
+
+
+class _Server(Protocol):
+    async def start(self) -> None: ...
+    async def close(self) -> None: ...
+
+
+S = TypeVar("S", bound=_Server)
+
+
+async def _listening(server: S, what: str, bind: str, port: int) -> S:
+    """`server` started; a port it cannot take (in use, not allowed) is a ConfigError naming it, not a traceback."""
+    try:
+        await server.start()
+    except OSError as error:
+        await server.close()
+        raise ConfigError(f"{what} cannot listen on {bind}:{port}: {error.strerror or error}") from None
+    return server

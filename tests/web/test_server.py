@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import socket
 import time
 
 import aiohttp
 import pytest
 
+from bot.config import Settings
 from bot.console.session import ConsoleSession
+from bot.errors import ConfigError
 from bot.web.server import SECURITY_HEADERS
 from bot.web.tokens import token_hash
 from tests.web import other_process
@@ -210,3 +214,14 @@ async def test_the_page_follows_a_restart(web_console: ConsoleSession, http: aio
     assert (await web_console.send("/cp gain amount:1 force:true"))[0].ephemeral is False
     async with http.get(link + "state") as response:
         assert (await response.json())["state"]["players"][ALICE and 1]["cp"] == 2
+
+
+@pytest.mark.parametrize("option, words", [("web_port", "the live board"), ("ops_port", "the ops endpoints")])
+async def test_a_port_in_use_is_a_clear_configuration_error(settings: Settings, option: str, words: str) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(ConfigError, match=f"^{words} cannot listen on 127.0.0.1:{port}: "):
+            session = await ConsoleSession.open(dataclasses.replace(settings, **{option: port}))
+            await session.close()
