@@ -56,10 +56,12 @@ from bot.catalog.service import Catalog, open_catalog  # noqa: E402
 from bot.catalog.things import name_key  # noqa: E402
 from bot.console.lines import ConsoleInputError  # noqa: E402
 from bot.console.session import ConsoleSession  # noqa: E402
+from bot.guild_settings import CURRENT_EDITION  # noqa: E402
 from bot.render.answers import ANSWER_FOOTER, NOT_SURE  # noqa: E402
 
 SETS = ("players_frozen", "players_heldout")
-TUNING = "tuning_questions"  # questions written by the helper who tuned the answers, to tune on (not blind)
+TUNING = "tuning_questions"  # questions written by the helpers who tuned the answers, to tune on (not blind)
+BLIND_TUNING = "tuning_blind_questions"  # written blind to the code by another session, to tune on
 QUERIES = ROOT / "bench" / "queries"
 _NUMBER = re.compile(r"^\d{2}\.\d{2}(\.\d{2})?$")
 _LIST_NUMBER = re.compile(r"^\d+\.\s+")  # the 10e seed's "2. Battle-shock" is the rule Battle-shock
@@ -272,7 +274,7 @@ def shown(catalog: Catalog, answerer: Answerer, query: str, use: tuple[str, ...]
         hits = catalog.search(query, limit=10)
         out = [(h.kind, h.name, h.edition, _number(catalog, h.id)) for h in hits if h.kind != "faq"][:3]
         return out, False, (time.perf_counter() - started) * 1000
-    answer = answerer.answer(query, use=use)
+    answer = answerer.answer(query, use=use, prefer_edition=CURRENT_EDITION)  # as the bot asks
     out = [(q.passage.kind, q.passage.name, q.passage.edition, q.passage.number) for q in answer.passages]
     return out, answer.confident, (time.perf_counter() - started) * 1000
 
@@ -301,18 +303,18 @@ def compare(catalog: Catalog, faqs_path: Path) -> None:
     vectors = semantic_mod.build(catalog.store.passage_texts(), model) if model is not None else None
     answerer = Answerer(catalog, vectors)
     semantic = vectors is not None
-    questions = {name: [r for r in load_set(name) if r["kind"] == "question"] for name in (*SETS, TUNING)}
+    questions = {name: [r for r in load_set(name) if r["kind"] == "question"] for name in (*SETS, TUNING, BLIND_TUNING)}
     faqs = faq_rows(faqs_path)
     print("Questions answered from the rules passages: an accepted (or concerned) entry among the first 3, "
           "confident wrong answers, time per question")
-    print(f"  {'ranker':<22}" + "".join(f"{h:>26}" for h in (*SETS, "tuning (ours)", "FAQ odd ids",
+    print(f"  {'ranker':<22}" + "".join(f"{h:>26}" for h in (*SETS, "tuning (ours)", "tuning (blind)", "FAQ odd ids",
                                                               "FAQ even ids (tuning)"))
           + f"{'p99 ms':>9}")
     for label, use in CONFIGS.items():
         if use is not None and "semantic" in use and not semantic:
             print(f"  {label:<22}  (no passage vectors loaded)")
             continue
-        tallies = {key: Tally() for key in (*SETS, TUNING, "odd", "even")}
+        tallies = {key: Tally() for key in (*SETS, TUNING, BLIND_TUNING, "odd", "even")}
         for name, rows in questions.items():
             for row in rows:
                 items, sure, ms = shown(catalog, answerer, row["query"], use)
