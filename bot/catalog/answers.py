@@ -20,7 +20,9 @@ returns at most POOL passages.
 from __future__ import annotations
 
 import re
+import tomllib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from rapidfuzz import fuzz
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from bot.catalog.store import CatalogStore
     from bot.catalog.vectors import PassageVectors
 
+RULES_WORDS_FILE = "rules_words.toml"  # players' words for the rules' words (query expansion), in the data root
 MAX_QUESTION_CHARS = 300  # a question is clipped here (players' questions are one or two sentences)
 POOL = 60  # passages each ranker contributes
 RRF_K = 60  # the usual constant of reciprocal-rank fusion
@@ -100,15 +103,26 @@ class Answer:
                 "faq": [{"id": f.id, "name": f.name} for f in self.faq]}
 
 
-def query_words(text: str) -> list[str]:
-    """The words of a question worth ranking by: folded like the passages, stop words dropped, bounded."""
+def query_words(text: str, rules_words: dict[str, list[str]] | None = None) -> list[str]:
+    """The words of a question worth ranking by: folded like the passages, stop words dropped, bounded; with
+    `rules_words`, each player's word is followed by the rules' words for it ("tank" -> vehicle)."""
     words = re.findall(r"\w+", index_words(text[:MAX_QUESTION_CHARS]))
     kept: list[str] = []
     for word in words:
         word = KIND_WORDS.get(word, word)  # "strat" -> "stratagem", as the rules spell it
         if word not in STOP_WORDS and word not in kept and not word.isdigit() and word not in EDITION_WORDS:
             kept.append(word)
+            kept += [w for w in (rules_words or {}).get(word, ()) if w not in kept]
     return kept[:MAX_WORDS]
+
+
+def load_rules_words(path: Path) -> dict[str, list[str]]:
+    """data/rules_words.toml: players' words and the rules' words for them (none when the file is absent)."""
+    if not path.exists():
+        return {}
+    with open(path, "rb") as fh:
+        table = tomllib.load(fh).get("words", {})
+    return {normalize(k): [normalize(w) for w in v] for k, v in table.items() if isinstance(v, list)}
 
 
 def fuse(rankings: list[list[int]], weights: list[float] | None = None) -> dict[int, float]:
@@ -181,6 +195,7 @@ class Catalog(Protocol):
 
     store: CatalogStore
     index: SearchIndex
+    data_root: Path
 
     def search(self, query: str, *, edition: str | None = ..., limit: int = ...,
                prefer_edition: str | None = ...) -> list[Hit]: ...
@@ -194,6 +209,7 @@ class Answerer:
     def __init__(self, catalog: Catalog, vectors: PassageVectors | None = None) -> None:
         self.catalog = catalog
         self.vectors = vectors
+        self.rules_words = load_rules_words(catalog.data_root / RULES_WORDS_FILE)
         self._editions_of: tuple[object, set[str]] = (None, set())
 
     def rankings(self, query: str, *, edition: str | None = None,
@@ -201,9 +217,9 @@ class Answerer:
         """Each ranker's passage rowids, best first (the bench compares them one by one)."""
         index = self.catalog.index
         reading = index.reading(query)
-        words = query_words(reading)
+        words = query_words(reading, self.rules_words)
         for variant, _penalty in index.variants(normalize(reading))[1:3]:  # "dev wounds" -> devastating wounds
-            words += [w for w in query_words(variant) if w not in words]
+            words += [w for w in query_words(variant, self.rules_words) if w not in words]
         out: dict[str, list[int]] = {}
         if "lexical" in use:
             out["lexical"] = [r for r, _ in self.catalog.store.passage_search(words[:MAX_WORDS], limit=POOL,
@@ -222,8 +238,8 @@ class Answerer:
         that ranks best lexically, else its first."""
         hits = self.catalog.search(query, edition=edition, limit=NAMED_HITS, prefer_edition=None)
         named = [h.id for h in hits if h.score >= 85.5]  # search.MENTION_SCORE: named, not merely sharing words
-        # the name search reads mentions only in a question-shaped query: "ghaz invuln" names Ghazghkull too
         index = self.catalog.index
+        # the name search reads mentions only in a question-shaped query: "ghaz invuln" names Ghazghkull too
         mentioned = index.mentions(normalize(index.reading(query)))
         for idx in sorted(mentioned, key=lambda i: (-mentioned[i], i)):
             rec = index.records[idx]
