@@ -25,13 +25,14 @@ import re
 import tomllib
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
 
 from bot.catalog import vocabulary
+from bot.catalog.context import EDITION_WORDS, KIND_WORDS, Context, named_edition, read_context
 from bot.catalog.known import bare
 from bot.catalog.model import Hit
 from bot.catalog.normalize import normalize, rule_number
@@ -63,6 +64,8 @@ MENTION_SCORE = 85.5  # an entry a question names (+1 per word of the mention): 
 MAX_MENTION_WORDS = 16  # a question is read for mentions in its first words (bounded work)
 KIND_WORD_BONUS = 3.0  # "morty datasheet": entries of the kind named by the query's last word rank first
 KIND_WORD_PENALTY = 2.0  # the query read with that last word as part of the name
+CONTEXT_PENALTY = 1.0  # the name read without the faction, kind or filler words around it ("ghaz stats")
+CONTEXT_BONUS = 2.0  # entries of the faction or detachment named around the name ("thrill seekers ec")
 CONFIDENT_SCORE = 88.0
 CONFIDENT_MARGIN = 1.5
 FUZZY_CONFIDENT_SCORE = 68.0
@@ -82,7 +85,6 @@ _STOP_WORDS = frozenset({"i", "my", "me", "you", "your", "it", "its", "they", "t
 _GERUNDS = {"falling": "fall", "shooting": "shoot", "charging": "charge", "fighting": "fight", "moving": "move",
             "advancing": "advance", "embarking": "embark", "disembarking": "disembark", "piling": "pile",
             "consolidating": "consolidate", "rerolling": "reroll"}
-_EDITION_WORDS = {"10e": "10e", "10th": "10e", "10ed": "10e", "11e": "11e", "11th": "11e", "11ed": "11e"}
 _QUESTION_WORDS = {"stratagem", "stratagems", "datasheet", "unit", "units", "weapon", "weapons", "which", "what", "how", "where", "when", "does", "do", "can", "is", "are", "find", "search",
                    "mentions", "mention", "mentioning", "about", "rule", "rules", "text", "that", "with", "the",
                    "a", "an", "of", "for", "to", "in", "on", "any", "me", "show", "say", "says"}
@@ -114,6 +116,7 @@ class Aliases:
     words: dict[str, list[str]]
     whole: dict[str, list[str]]
     names: frozenset[str] = frozenset()
+    factions: dict[str, str] = field(default_factory=dict)  # "ec" -> "emperors children" (bot/catalog/context.py)
 
 
 def load_aliases(path: Path, vocabulary_path: Path | None = None) -> Aliases:
@@ -135,7 +138,8 @@ def load_aliases(path: Path, vocabulary_path: Path | None = None) -> Aliases:
         if term.term not in words and term.term not in whole:
             words[term.term] = [normalize(term.target)]
             names.add(normalize(term.target))
-    return Aliases(words, whole, frozenset(names))
+    factions = {normalize(k): faction_key(v) for k, v in raw.get("factions", {}).items()}
+    return Aliases(words, whole, frozenset(names), factions)
 
 
 class SearchIndex:
@@ -186,12 +190,20 @@ class SearchIndex:
         parts: dict[tuple[str, str], list[int]] = defaultdict(list)
         norm_detachment: dict[str, str] = {}
         for i, rec in enumerate(self.records):
+            if rec.detachment and rec.detachment not in norm_detachment:
+                norm_detachment[rec.detachment] = normalize(rec.detachment)
             if rec.detachment and rec.kind in ("stratagem", "enhancement"):
-                if rec.detachment not in norm_detachment:
-                    norm_detachment[rec.detachment] = normalize(rec.detachment)
                 parts[(rec.edition, norm_detachment[rec.detachment])].append(i)
+        self.norm_detachment = norm_detachment
         self.detachment_parts = dict(parts)
         self.thing_detachments = {k: tuple(v) for k, v in detachments.items()}
+        # what a query may say around a name (bot/catalog/context.py): factions as the data names them, plus
+        # the players' abbreviations; every detachment's name
+        self.faction_terms = {normalize(f): faction_key(f) for f in {rec.faction for rec in self.records} if f}
+        self.faction_terms.update({f: f for f in set(self.faction_terms.values())})
+        self.faction_terms.update(aliases.factions)
+        self.detachment_names = sorted(set(norm_detachment.values()) | {
+            normalize(rec.name) for rec in self.records if rec.kind == "detachment"})
         self.by_name = dict(by_name)
         self.name_kinds = {n: frozenset(self.records[i].kind for i in idxs) for n, idxs in self.by_name.items()}
         self.name_editions = {n: frozenset(self.records[i].edition for i in idxs) for n, idxs in self.by_name.items()}
@@ -202,6 +214,8 @@ class SearchIndex:
         self.by_core_key: dict[str, list[str]] = defaultdict(list)
         for name in self.names:
             self.by_name_key[name_key(name)].append(name)
+            if name.startswith("the ") and len(name) > 8:  # "sixty sixth seal" = "The Sixty-sixth Seal"
+                self.by_name_key[name_key(name[4:])].append(name)
             if "datasheet" in self.name_kinds[name]:
                 for tail in GENERIC_TAILS:
                     if name.endswith(" " + tail) and len(name) > len(tail) + 3:
@@ -211,6 +225,8 @@ class SearchIndex:
         token_names: dict[str, set[int]] = defaultdict(set)
         for name in self.names:
             self.by_compact[name.replace(" ", "")].append(name)
+            if name.startswith("the ") and len(name) > 8:
+                self.by_compact[name[4:].replace(" ", "")].append(name)
         self.compacts = sorted(self.by_compact)
         for i, name in enumerate(self.names):
             for tok in name.split():
@@ -374,6 +390,9 @@ class SearchIndex:
                     out.append((text, p + penalty))
 
         add(self._alias_readings(q), 0.0)
+        context = self.context(q)
+        if context.name != q:  # "thrill seekers ec" -> "thrill seekers", "ghaz stats" -> "ghaz" -> "ghazghkull thraka"
+            add(self._alias_readings(context.name), CONTEXT_PENALTY)
         for text, _ in list(out):
             stripped = parameterless(text)
             if stripped != text:
@@ -382,6 +401,29 @@ class SearchIndex:
             for fixed in self.corrected(parameterless(q)):
                 add(self._alias_readings(fixed), TYPO_PENALTY)
         return out[:MAX_READINGS]
+
+    def context(self, q: str) -> Context:
+        """The faction, kind, detachment, edition and filler words around the name in a normalised query (bot/
+        catalog/context.py); none when the query is an abbreviation of its own ("strat reserves")."""
+        if q in self.aliases.whole or q in self.aliases.words:
+            return Context(q)
+        return read_context(q, self.faction_terms, self.detachment_names)
+
+    def fits_context(self, hit: Hit, query: str) -> bool:
+        """Whether the words around the name in `query` agree with `hit`, when its name is not the query as
+        typed: "thrill seekers ec" is answered with Thrill Seekers only if they are the Emperor's Children's, and
+        "x strat" only with a stratagem. A name found by dropping words that disagree is offered, not answered."""
+        q = " ".join(w for w in normalize(self.reading(query)).split() if w not in EDITION_WORDS)
+        context = self.context(q)
+        idx = self.by_id.get(hit.id)
+        if context.name == q or idx is None or name_key(q) in name_key(normalize(hit.name)):
+            return True
+        factions = {faction_key(f) for f in (hit.factions or (hit.faction,)) if f}
+        if context.faction and context.faction not in factions:
+            return False
+        if context.kind and hit.kind != context.kind:
+            return False
+        return not context.detachment or self._in_context(self.records[idx], Context(q, detachment=context.detachment))
 
     def corrected(self, q: str) -> tuple[str, ...]:
         """Readings of `q` with each word that starts no name word (and is no abbreviation) replaced by the
@@ -474,17 +516,18 @@ class SearchIndex:
             numbers += [n for n in reading.numbers if n not in numbers]
         q = normalize(raw)[:MAX_QUERY_CHARS]
         words = q.split()
-        kept = [w for w in words if w not in _EDITION_WORDS]
-        if len(kept) != len(words) and kept:
+        kept = [w for w in words if w not in EDITION_WORDS]
+        kept_edition = len(kept) != len(words) and bool(kept)
+        if kept_edition:
             # an edition typed in the query ("blast 10e") beats the server default
-            prefer_edition = _EDITION_WORDS[next(w for w in words if w in _EDITION_WORDS)]
+            prefer_edition = EDITION_WORDS[next(w for w in words if w in EDITION_WORDS)]
             q = " ".join(kept)
         question = bool(words) and (words[0] in _QUESTION_WORDS and len(words) >= 3)
         literal, named_kind = q, None
         tail = q.split()
-        if len(tail) >= 2 and tail[-1] in _KIND_WORDS and tail[0] not in _QUESTION_WORDS:
+        if len(tail) >= 2 and tail[-1] in KIND_WORDS and tail[0] not in _QUESTION_WORDS:
             # "morty datasheet", "aoc strat": the last word says what kind of thing, not part of its name
-            named_kind, q = _KIND_WORDS[tail[-1]], " ".join(tail[:-1])
+            named_kind, q = KIND_WORDS[tail[-1]], " ".join(tail[:-1])
         rec_scores: dict[int, float] = {}
         for i, number in enumerate(numbers):  # a rule number named outright beats any name: most relevant first
             for idx in self.by_number.get(number, ()):
@@ -494,6 +537,10 @@ class SearchIndex:
         variants = self.variants(q)
         if named_kind is not None:  # the words as typed still count, a little behind ("Rapid Ingress ability"?)
             variants.append((literal, KIND_WORD_PENALTY))
+        context = self.context(q)  # the words around the name (its readings without them are in `variants`)
+        named_kind = named_kind or context.kind
+        if context.edition and not kept_edition:
+            prefer_edition = context.edition
         name_scores: list[tuple[dict[str, float], float]] = []
         for variant, penalty in variants:
             for alias_idx in self.by_alias.get(variant, ()):
@@ -536,7 +583,20 @@ class SearchIndex:
             for idx in rec_scores:
                 if self.records[idx].kind == named_kind:
                     rec_scores[idx] += KIND_WORD_BONUS
+        if context.faction or context.detachment:
+            for idx in rec_scores:
+                if self._in_context(self.records[idx], context):
+                    rec_scores[idx] += CONTEXT_BONUS
         return rec_scores, prefer_edition, question
+
+    def _in_context(self, rec: Record, context: Context) -> bool:
+        """Whether the faction or detachment a query names around the name is `rec`'s (or its thing's)."""
+        if context.faction and context.faction in {faction_key(f) for f in self.thing_factions.get(rec.group, ())}:
+            return True
+        if context.detachment:
+            return any(self.norm_detachment.get(d, "").startswith(context.detachment)
+                       for d in self.thing_detachments.get(rec.group, ()))
+        return False
 
     def rank(self, rec_scores: dict[int, float], kinds, edition, prefer_edition, faction, limit,
              typed_edition: bool = False) -> tuple[list[Hit], list[float], list[float]]:
@@ -605,12 +665,6 @@ class SearchIndex:
         return out
 
 
-_KIND_WORDS = {"rule": "rule", "rules": "rule", "stratagem": "stratagem", "stratagems": "stratagem",
-               "strat": "stratagem", "strats": "stratagem", "datasheet": "datasheet", "datasheets": "datasheet",
-               "unit": "datasheet", "units": "datasheet", "weapon": "weapon", "weapons": "weapon",
-               "ability": "ability", "abilities": "ability", "enhancement": "enhancement",
-               "enhancements": "enhancement", "detachment": "detachment", "detachments": "detachment"}
-
 
 def parameterless(q: str) -> str:
     """A normalised query without the parameters a rule is printed with: "sustained hits 2", "fnp 5+",
@@ -624,10 +678,7 @@ def parameterless(q: str) -> str:
 def query_edition(query: str) -> str | None:
     """The edition a query names ("tank shock 10e", "blast 11th"), or None: the answer must be that edition's
     or say that it is not loaded."""
-    for word in normalize((query or "")[:MAX_QUERY_CHARS]).split():
-        if word in _EDITION_WORDS:
-            return _EDITION_WORDS[word]
-    return None
+    return named_edition(normalize((query or "")[:MAX_QUERY_CHARS]))
 
 
 _ASKING = frozenset({"can", "could", "does", "do", "did", "is", "are", "how", "what", "when", "which", "why", "where",
@@ -643,15 +694,15 @@ def looks_like_question(query: str) -> bool:
 def kind_hint(query: str) -> str | None:
     """The kind a question names, if any ("which stratagem mentions hatchways" -> "stratagem")."""
     for word in normalize((query or "")[:MAX_QUERY_CHARS]).split()[:4]:
-        if word in _KIND_WORDS:
-            return _KIND_WORDS[word]
+        if word in KIND_WORDS:
+            return KIND_WORDS[word]
     return None
 
 
 def fts_words(query: str) -> list[str]:
     """Words worth sending to FTS5: normalised, question words dropped, at most 12."""
     words = [w.strip("+") for w in normalize((query or "")[: MAX_QUERY_CHARS * 4]).split()]
-    kept = [w for w in words if w and w not in _QUESTION_WORDS and w not in _EDITION_WORDS]
+    kept = [w for w in words if w and w not in _QUESTION_WORDS and w not in EDITION_WORDS]
     # crude stemming, as FTS5 matches the stem as a prefix: "opens" -> "open*", "tokens" -> "token*"
     stems = [w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w for w in kept]
     return (stems or [w for w in words if w])[:12]

@@ -174,6 +174,7 @@ class Catalog:
                 q = normalize(query[:200])
                 meant = readings[1:] if q in self.aliases.whole or q in self.aliases.words else readings
                 sure = any(name_key(r) in top or top in name_key(r) for r in meant if name_key(r))
+            sure = sure and self.index.fits_context(hits[0], query[:200])
             unloaded = self._unloaded_rules(query[:200])
             if unloaded is not None and not (sure and name_key(normalize(hits[0].name)) in readings_keys(readings)):
                 # "19.02" or "T12" on the embedded data: the full data has it; say so, do not guess
