@@ -1,9 +1,14 @@
-"""A process and the ones it started, read from Linux /proc: for the tests and benches that watch a bot's
-process tree from outside (its memory, its simulation workers)."""
+"""Processes for tests and benches: a process and the ones it started, read from Linux /proc (a bot's
+memory, its simulation workers), and Python processes started together to race on one database."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def status(pid: int) -> dict[str, str]:
@@ -37,3 +42,26 @@ def descendants(root: int) -> list[int]:
 def tree(root: int) -> list[int]:
     """`root` and every process it started."""
     return [root, *descendants(root)]
+
+
+def spawn(code: str, *args: str) -> subprocess.Popen:
+    """A Python process running `code` (dedented) from the repository root, with pipes for a race."""
+    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), *args], cwd=REPO, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def race(procs: list[subprocess.Popen], timeout: float = 120) -> list[str]:
+    """Start processes at the same moment: wait until each printed "ready", then tell all "go". Returns what
+    each printed after "ready"; a process that fails fails the test with its standard error."""
+    for proc in procs:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    outs = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=timeout)
+        assert proc.returncode == 0, err
+        outs.append(out)
+    return outs

@@ -5,23 +5,15 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
-import subprocess
-import sys
-import textwrap
 import time
 from pathlib import Path
 
 from bot.games import commands as gc
 from bot.games.store import GameStore
+from tests.procs import race, spawn
 
-ROOT = Path(__file__).resolve().parents[2]
 CH = 1001
 ALICE, BOB = 111, 222
-
-
-def _spawn(code: str, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), *args], cwd=ROOT, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def _new_game(path: Path | str, edition: str = "11e", starting_cp: int = 0) -> None:
@@ -55,16 +47,7 @@ print("done")
 def test_two_processes_500_interleaved_cp_changes(db_target: Path | str) -> None:
     path = db_target
     _new_game(path)
-    procs = [_spawn(RACER, str(path), str(ALICE)), _spawn(RACER, str(path), str(BOB))]
-    for proc in procs:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-    for proc in procs:
-        assert proc.stdin is not None
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-    for proc in procs:
-        out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err
+    race([spawn(RACER, str(path), str(ALICE)), spawn(RACER, str(path), str(BOB))])
     store = GameStore(path)
     try:
         data = store.export(CH)
@@ -138,7 +121,7 @@ def test_kill_9_at_random_moments_leaves_db_consistent(db_target: Path | str) ->
     path = db_target
     _new_game(path, "10e", starting_cp=20)
     for delay in (0.05, 0.13, 0.21, 0.34):
-        proc = _spawn(LOOPER, str(path))
+        proc = spawn(LOOPER, str(path))
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "running"
         time.sleep(delay)
@@ -171,7 +154,7 @@ def test_kill_9_inside_a_transaction_rolls_it_back(db_target: Path | str) -> Non
     before = GameStore(path)
     expected = before.export(CH)
     before.close()
-    proc = _spawn(MID_TRANSACTION, str(path))
+    proc = spawn(MID_TRANSACTION, str(path))
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "inside"
     os.kill(proc.pid, signal.SIGKILL)

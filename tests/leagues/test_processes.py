@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 from bot.leagues.store import LeagueStore
 from tests.leagues.test_rebuild import body, check
+from tests.procs import race, spawn
 
-ROOT = Path(__file__).resolve().parents[2]
 GUILD, ALICE, BOB = 501, 111, 222
 RESULTS = 30
 
@@ -44,20 +41,7 @@ def test_two_processes_confirm_the_same_results_once(db_target: Path | str) -> N
         store.propose(GUILD, ALICE, "L", body(game, ALICE, BOB, game % 2, 50, 40))
     store.close()
 
-    procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(CONFIRMER), str(db_target), str(RESULTS)],
-                              cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(2)]
-    for proc in procs:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-    for proc in procs:
-        assert proc.stdin is not None
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-    outcomes = []
-    for proc in procs:
-        out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err
-        outcomes.append(json.loads(out))
+    outcomes = [json.loads(out) for out in race([spawn(CONFIRMER, str(db_target), str(RESULTS)) for _ in range(2)])]
     for rid, pair in enumerate(zip(*outcomes, strict=True), start=1):
         assert sorted(pair) == sorted(["counted", f"Result #{rid} is already confirmed: it counts once."]), pair
 
