@@ -288,10 +288,14 @@ class Answerer:
                 continue  # the glossary's Sustained Hits after the core rule's: the same rule, said once
             seen.add(passage.entry_id)
             shown.add(rule)
+            # the same rule already quoted in the other edition is listed, not quoted again: its three quotes
+            # are three rules ("lethals + dev wounds" quotes Lethal Hits, not Devastating Wounds twice)
+            again = any(q.passage.edition != passage.edition and rule_key(q.passage.name) == rule[0]
+                        for q in result.passages)
             if passage.kind == "faq":
                 if len(result.faq) < FAQS:
                     result.faq.append(Related(passage.entry_id, passage.kind, passage.name, passage.edition))
-            elif len(result.passages) < SHOWN:
+            elif len(result.passages) < SHOWN and not again:
                 result.passages.append(Quote(passage, quote(passage, words), fused[rowid]))
             elif len(result.related) < RELATED:
                 result.related.append(Related(passage.entry_id, passage.kind, passage.name, passage.edition))

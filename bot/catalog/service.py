@@ -111,8 +111,9 @@ class Catalog:
         if len(normalize(query).split()) < 2:
             return False
         found = self.shorthand.read(query)
-        if found is not None and found.numbers:
-            return False  # "rule 13.08": the numbered rule is the answer, shown by the name search
+        if found is not None and any(meaning.startswith("rule ") for _typed, meaning in found.said):
+            return False  # "rule 13.08": the numbered rule is the answer, shown by the name search ("4++" is
+            # shorthand for a rule's words, not a number typed)
         readings = [text for text, _ in self.index.variants(normalize(self.index.reading(query)))]
         return not reads_as_name(readings, resolution.candidates)
 

@@ -65,11 +65,13 @@ def test_passages_cite_the_rule_that_answers(small_catalog: Catalog) -> None:
     assert ("Re-rolls", "10e") in top
     falling = small_catalog.answer("can i shoot after falling back")
     cited = {(q.passage.number, q.passage.name) for q in falling.passages}
-    assert ("09.07", "Fall-back Move") in cited and (None, "Fall Back Moves") in cited
+    assert ("09.07", "Fall-back Move") in cited  # the server's edition (11e) is quoted, the 10e rule listed
+    assert ("Fall Back Moves", "10e") in {(r.name, r.edition) for r in falling.related}
     assert all(q.passage.source and q.text for q in falling.passages)
     # the entries a question names come before texts that merely share a word ("over")
-    assert {q.passage.name for q in small_catalog.answer("do dev wounds spill over").passages[:2]} == \
-        {"Devastating Wounds"}
+    spill = small_catalog.answer("do dev wounds spill over")
+    assert (spill.passages[0].passage.name, spill.passages[0].passage.edition) == ("Devastating Wounds", "11e")
+    assert ("Devastating Wounds", "10e") in {(r.name, r.edition) for r in spill.related}
 
 
 def test_passages_are_built_with_the_catalog_and_an_older_file_gets_them_on_open(small_dir: Path,
@@ -146,8 +148,11 @@ def test_a_rule_of_both_editions_is_quoted_in_the_preferred_one_first_and_once_p
     for prefer in ("11e", "10e"):
         answer = small_catalog.answer("sustained hits on a crit", prefer_edition=prefer)
         assert (answer.passages[0].passage.name, answer.passages[0].passage.edition) == ("Sustained Hits", prefer)
-        shown = [(rule_key(q.passage.name), q.passage.edition) for q in answer.passages]
-        assert len(shown) == len(set(shown))  # the glossary's Sustained Hits does not repeat the core rule's
+        shown = [rule_key(q.passage.name) for q in answer.passages]
+        # the glossary's Sustained Hits does not repeat the core rule's, nor is the other edition's quoted again:
+        # it is listed among the related entries
+        assert len(shown) == len(set(shown))
+        assert ("Sustained Hits", "11e" if prefer == "10e" else "10e") in {(r.name, r.edition) for r in answer.related}
     assert rule_key("2. Battle-shock") == rule_key("Battle-shock")
 
 
@@ -180,3 +185,10 @@ def test_every_rules_word_the_table_adds_is_in_the_core_rules(full_catalog: Cata
     """Query expansion only helps with words the core rules use (checked on the complete rules)."""
     for word in {w for words in full_catalog.answerer.rules_words.values() for w in words}:
         assert full_catalog.store.passage_search([word], limit=1, kinds=CORE_KINDS), word
+
+
+def test_shorthand_for_a_rule_is_no_rule_number_and_still_reads_as_a_question(small_catalog: Catalog) -> None:
+    """"4++ against mortal wounds" reads "4++" as the invulnerable save rules (05.04, 02.02), but nobody typed a
+    number: it is a question for the passages; "rule 13.08 cover" names its rule and keeps the name search."""
+    for query, asks in (("4++ against mortal wounds", True), ("rule 13.08 cover", False)):
+        assert small_catalog.asks_the_rules(query, small_catalog.resolve(query)) is asks, query
