@@ -43,6 +43,7 @@ from bot.catalog.things import dataset_priority, faction_key, name_key
 MAX_QUERY_CHARS = 200  # a longer query is clipped: names are short and FTS gets at most 12 words
 SHORT_KEEP = 300  # names kept per one/two-letter prefix
 FUZZY_POOL = 600  # names scored with WRatio: those sharing the most typo-tolerant words with the query
+AUTOCOMPLETE_FUZZY_POOL = 150  # per keystroke fewer: WRatio over the pool is most of a typo's cost
 
 KIND_BONUS = {"rule": 1.0, "stratagem": 0.9, "datasheet": 0.8, "ability": 0.5, "detachment": 0.6,
               "enhancement": 0.45, "weapon": 0.3, "keyword": 0.2}
@@ -318,7 +319,7 @@ class SearchIndex:
                 put(name, 0.8 * score)
         return scores
 
-    def _fuzzy(self, q: str, limit: int) -> list[tuple[str, float]]:
+    def _fuzzy(self, q: str, limit: int, pool_size: int = FUZZY_POOL) -> list[tuple[str, float]]:
         """Typo-tolerant matching in two steps, to stay fast on tens of thousands of names.
 
         1. Each query word is matched (plain edit-distance ratio) against the distinct name words,
@@ -341,7 +342,7 @@ class SearchIndex:
             pool = self.names
         else:
             # names sharing the most (fuzzy) words with the query first, shorter names first among equals
-            ranked = sorted(counts, key=lambda i: (-counts[i], len(self.names[i])))[:FUZZY_POOL]
+            ranked = heapq.nsmallest(pool_size, counts, key=lambda i: (-counts[i], len(self.names[i])))
             pool = [self.names[i] for i in ranked]
         return [(name, score) for name, score, _ in process.extract(q, pool, scorer=fuzz.WRatio, limit=limit,
                                                                    score_cutoff=60)]
@@ -401,6 +402,13 @@ class SearchIndex:
             for fixed in self.corrected(parameterless(q)):
                 add(self._alias_readings(fixed), TYPO_PENALTY)
         return out[:MAX_READINGS]
+
+    def readings(self, query: str) -> list[str]:
+        """How the search reads a raw query, as `score` does: its shorthand read, an edition word taken out
+        ("strat reserves 11e" is the abbreviation "strat reserves"), then its `variants`, the literal first."""
+        q = normalize(self.reading(query[:MAX_QUERY_CHARS * 4]))[:MAX_QUERY_CHARS]
+        kept = [w for w in q.split() if w not in EDITION_WORDS]
+        return [text for text, _ in self.variants(" ".join(kept) if kept else q)]
 
     def context(self, q: str) -> Context:
         """The faction, kind, detachment, edition and filler words around the name in a normalised query (bot/
@@ -558,7 +566,8 @@ class SearchIndex:
             # typo tolerance, only when the cheap tiers found little: the literal query and the
             # first alias reading (e.g. "dev wuonds" -> "devastating wuonds"); per keystroke the literal only
             for variant, penalty in variants[:2 if eager_fuzzy else 1]:
-                name_scores.append(({n: 0.8 * sc for n, sc in self._fuzzy(variant, max(30, limit * 4))}, penalty))
+                pool = FUZZY_POOL if eager_fuzzy else AUTOCOMPLETE_FUZZY_POOL
+                name_scores.append(({n: 0.8 * sc for n, sc in self._fuzzy(variant, max(30, limit * 4), pool)}, penalty))
         merged: dict[str, float] = {}
         for names, penalty in name_scores:
             for name, score in names.items():
@@ -623,7 +632,7 @@ class SearchIndex:
                 final += KIND_BONUS.get(rec.kind, 0.0)
             if prefer_edition and not edition and rec.edition == prefer_edition and (typed_edition or not rec.text_less):
                 final += PREFERRED_EDITION_BONUS
-            if rec.incomplete:
+            if rec.incomplete or rec.text_less:  # the entry with its rules text first
                 final -= INCOMPLETE_PENALTY
             ranked.append((final, raw_score, rec))
         # only the best few can be shown; duplicates of one rule collapse, so keep a generous margin
@@ -708,6 +717,11 @@ def fts_words(query: str) -> list[str]:
     return (stems or [w for w in words if w])[:12]
 
 
+# kinds that print the same rule: a 10e datasheet ability "Deep Strike" is the 11e core rule and keyword, whereas
+# a 10e army rule and an 11e stratagem of one name ("Unflinching Determination") are two things to choose from
+_FAMILY = {"rule": "rule", "keyword": "rule", "ability": "rule"}
+
+
 def confident(query: str, scores: list[float], hits: list[Hit], matches: list[float] | None = None) -> bool:
     """Answer directly when the best hit is a strong match and clearly ahead of the next one.
 
@@ -717,7 +731,8 @@ def confident(query: str, scores: list[float], hits: list[Hit], matches: list[fl
     query give or take a typo, so "leathal hits" answers but SQL or noise never does. The lead is measured both
     in the ranking and in name match alone, so a tie-break is never all of it ("engagement range": 11e
     Engagement led 10e Engagement Range only by the preferred edition's +4). The same rule in the other edition
-    (plural folded) is not a rival: the edition preference already chose.
+    (plural folded) is not a rival: the edition preference already chose. A thing of another kind named alike
+    (a 10e army rule and an 11e stratagem) is one: the name alone does not say which was meant.
     """
     if not hits:
         return False
@@ -726,9 +741,10 @@ def confident(query: str, scores: list[float], hits: list[Hit], matches: list[fl
     # the same rule in the other edition, or its glossary definition (keywords.json), is not a rival; nor is a
     # FAQ entry when the answer is not one: a FAQ is shown with the entry it concerns (its errata buttons)
     quality = matches if matches is not None else scores
+    family = _FAMILY.get(hits[0].kind, hits[0].kind)
     rivals = [k for k, h in enumerate(hits[1:], 1)
-              if not (name_key(normalize(h.name)) == same and (h.edition != hits[0].edition
-                                                    or {h.kind, hits[0].kind} == {"rule", "keyword"}))
+              if not (name_key(normalize(h.name)) == same and _FAMILY.get(h.kind, h.kind) == family
+                      and (h.edition != hits[0].edition or h.kind != hits[0].kind))
               and not (h.kind == "faq" and hits[0].kind != "faq")]
     # by ranking and by name match alike: a tie-break (the edition, the kind) must not be the whole lead
     rival = max((max(scores[k], scores[0] - quality[0] + quality[k]) for k in rivals), default=None)

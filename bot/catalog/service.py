@@ -167,12 +167,12 @@ class Catalog:
             # falling back" -> a stratagem that mentions falling back) is offered, never claimed as the answer
             sure = False
         if isinstance(query, str) and query.strip() and not looks_hostile(query):
-            readings = [text for text, _ in self.index.variants(normalize(self.index.reading(query[:200])))]
+            readings = self.index.readings(query[:200])
             if sure and len(readings) > 1:
                 # an abbreviation or nickname says what it means: a top hit that is none of its readings
                 # ("burnas" = Burna Boyz, not the Burna-bommer) is offered, not answered
                 top = name_key(normalize(hits[0].name))
-                q = normalize(query[:200])
+                q = readings[0]
                 meant = readings[1:] if q in self.aliases.whole or q in self.aliases.words else readings
                 sure = any(name_key(r) in top or top in name_key(r) for r in meant if name_key(r))
             sure = sure and self.index.fits_context(hits[0], query[:200])

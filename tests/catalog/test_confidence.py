@@ -57,3 +57,20 @@ def test_metadata_without_rules_text_does_not_outrank_the_complete_text(small_ca
     assert typed.best is not None and typed.best.edition == "11e"
     only = small_catalog.search("storm of fire")  # no complete copy loaded: the metadata is still the answer
     assert (only[0].name, only[0].edition) == ("Storm Of Fire", "11e")
+
+
+def test_a_thing_of_another_kind_named_alike_is_a_rival() -> None:
+    """A 10e army rule and an 11e stratagem of one name are two things: the player chooses. A 10e datasheet ability
+    and the 11e core rule of its name print one rule."""
+    two = [hit("Unflinching Determination", "stratagem"), hit("Unflinching Determination", "ability", "10e")]
+    assert not confident("unflinching determination", [101.0, 100.8], two, [100.0, 100.0])
+    one = [hit("Deep Strike", "rule"), hit("Deep Strike", "ability", "10e"), hit("Deep Strike", "keyword")]
+    assert confident("deep strike", [105.7, 100.8, 104.9], one, [100.0, 100.0, 100.0])
+
+
+def test_edition_words_and_context_on_the_full_data(full_catalog: Catalog) -> None:
+    """An edition word does not hide an abbreviation ("strat reserves 11e"); the words around a name are read off."""
+    for query, name in (("strat reserves 11e", "Strategic Reserves"), ("thrill seekers ec", "Thrill Seekers"),
+                        ("ork warboss", "Warboss"), ("ghaz stats", "Ghazghkull Thraka")):
+        resolution = full_catalog.resolve(query)
+        assert resolution.confident and resolution.best is not None and resolution.best.name == name, query
