@@ -71,6 +71,8 @@ def test_a_thing_of_another_kind_named_alike_is_a_rival() -> None:
 def test_edition_words_and_context_on_the_full_data(full_catalog: Catalog) -> None:
     """An edition word does not hide an abbreviation ("strat reserves 11e"); the words around a name are read off."""
     for query, name in (("strat reserves 11e", "Strategic Reserves"), ("thrill seekers ec", "Thrill Seekers"),
-                        ("ork warboss", "Warboss"), ("ghaz stats", "Ghazghkull Thraka")):
+                        ("ork warboss", "Warboss"), ("ghaz stats", "Ghazghkull Thraka"),
+                        ("big guns never tire", "Shooting At Engaged Monsters And Vehicles"),
+                        ("sticky objectives new edition", "Secured Objectives")):
         resolution = full_catalog.resolve(query)
         assert resolution.confident and resolution.best is not None and resolution.best.name == name, query
