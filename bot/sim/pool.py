@@ -2,7 +2,7 @@
 
 Why processes: the engine refuses oversized requests before any work (engine.cost), but an estimate
 can be wrong, and one wrong estimate in the bot's own process would grow it until the kernel's OOM
-killer ends the bot for every server (the service runs under MemoryMax=768M). In a worker capped with
+killer ends the bot for every server (the service runs under MemoryMax=832M). In a worker capped with
 RLIMIT_AS the same mistake is a MemoryError in that worker only: the request is answered "too large to
 compute exactly" and the worker takes the next one.
 

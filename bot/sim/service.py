@@ -2,7 +2,7 @@
 
 Why processes (issue 9): the engine refuses oversized requests before any work (engine.cost), but if
 its estimate is ever wrong, a thread would grow the bot's own process until the OOM killer ends it for
-every server (the service runs under MemoryMax=768M). In a worker process under an address-space
+every server (the service runs under MemoryMax=832M). In a worker process under an address-space
 limit (bot.sim.pool) the same request fails alone with "too large to compute exactly, try
 `method: montecarlo`", a worker that dies is replaced, and a runaway job can be stopped. The pool is
 warm (forkserver with numpy and the engine loaded), so a typical /sim costs only the
@@ -42,7 +42,7 @@ WORKERS = 2
 # ~30 MB of it resident), so 384 MB lets a request grow it by ~250 MB: room for the 128 MB of arrays the
 # engine's estimate admits (engine.limits) and the plot. Filled to its limit a worker is ~265 MB resident,
 # so two of them, the forkserver (~70 MB) and the bot (~150 MB with the full catalog) fit in the unit's
-# MemoryMax=768M (docs/operations.md, "Simulation workers").
+# MemoryMax=832M (docs/operations.md, "Simulation workers").
 WORKER_MB = 384
 MAX_PENDING = 8
 PER_USER = 2  # simulations one user may have running at once (bot.admission)

@@ -77,7 +77,7 @@ def test_units_let_simulation_workers_cap_their_address_space() -> None:
         denied_at = next(i for i, f in enumerate(filters) if f[0].startswith("~") and "@resources" in f)
         allowed_after = {call for f in filters[denied_at + 1:] if not f[0].startswith("~") for call in f}
         assert {"setrlimit", "prlimit64"} <= allowed_after, (name, filters)
-        assert "MemoryMax=768M" in (DEPLOY / name).read_text()
+        assert "MemoryMax=832M" in (DEPLOY / name).read_text()
 
 
 def test_units_are_watched_by_systemd() -> None:

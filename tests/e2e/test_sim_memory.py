@@ -6,17 +6,18 @@ off in it and in its simulation workers (tests/sim/estimate_off): the issue's re
 worker as it would if the estimate were wrong, and needs 2.6 GB. What holds the bot up is the
 workers' address-space limit (384 MB each by default).
 
-How the cap is applied here: the unit's `MemoryMax=768M` is a cgroup limit, and this test machine's
+How the cap is applied here: the unit's `MemoryMax=` is a cgroup limit, and this test machine's
 cgroups belong to the machinery that runs the tests, so the test does not create one. Instead it (1)
 starts the bot under `prlimit --as` (an address-space cap on the bot process, inherited as the
 ceiling of every worker) and (2) adds up the peak resident memory (VmHWM) of the bot and every
 process it started, which over-counts what a cgroup would charge (pages shared copy-on-write with the
-forkserver count once per process), and requires that sum to stay under 768 MB.
+forkserver count once per process), and requires that sum to stay under the unit's MemoryMax.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import threading
 from collections.abc import Iterator
@@ -30,7 +31,7 @@ from tests.fakediscord import FakeDiscord
 from tests.fakediscord.payloads import EPHEMERAL, is_png
 from tests.procs import memory, tree
 
-MEMORY_MAX = 768 * 2**20  # deploy/cogitator.service
+MEMORY_MAX = int(re.search(r"^MemoryMax=(\d+)M$", (REPO / "deploy/cogitator.service").read_text(), re.M)[1]) * 2**20
 BOT_ADDRESS_SPACE = 4096 * 2**20  # the bot's threads reserve address space far beyond their resident memory
 ISSUE_SIM = {"attacker": 'A=200 BS=2 S=8 AP=-3 D=10D6+200 kw="TWIN-LINKED, DEVASTATING WOUNDS, SUSTAINED HITS D3"',
              "target": "T=4 Sv=4 W=100 models=4 fnp=5", "edition": "10e"}
