@@ -95,10 +95,13 @@ def two_thousand(data_dir: Path) -> Path:
     return path
 
 
-async def console_p99(settings: Settings, list_path: Path, rounds: int) -> None:
+async def console_p99(settings: Settings, list_path: Path, rounds: int, *, edition: str = "11e",
+                      factions: str = "faction:Leagues of Votann opponent_faction:Orks",
+                      expect: str = "List check", target: float | None = 50) -> None:
+    """/army check of one imported list through the console, `rounds` times: p50 and p99."""
     session = await ConsoleSession.open(settings)
     try:
-        await session.send("/game start opponent:222 edition:11e faction:Leagues of Votann opponent_faction:Orks")
+        await session.send(f"/game start opponent:222 edition:{edition} {factions}")
         replies = await session.send(f"/army import file:@{list_path}")
         assert any("List check" in r.text() for r in replies), [r.text()[:200] for r in replies]
         times = []
@@ -106,11 +109,11 @@ async def console_p99(settings: Settings, list_path: Path, rounds: int) -> None:
             started = time.perf_counter()
             (reply,) = await session.send("/army check")
             times.append((time.perf_counter() - started) * 1000)
-            assert "List check" in reply.text()
+            assert expect in reply.text()
         times.sort()
-        print(f"\n/army check through the console ({rounds} rounds)")
+        print(f"\n/army check of {list_path.name} through the console ({rounds} rounds)")
         line("p50", statistics.median(times), "ms")
-        line("p99", times[int(len(times) * 0.99) - 1], "ms", 50)
+        line("p99", times[int(len(times) * 0.99) - 1], "ms", target)
     finally:
         await session.close()
 
@@ -294,27 +297,8 @@ def tenth_edition(shared: Path, rounds: int) -> None:
                   f"{unexplained} differences unexplained")
         finally:
             catalog.close()
-        asyncio.run(_tenth_console(settings, rounds))
-
-
-async def _tenth_console(settings: Settings, rounds: int) -> None:
-    session = await ConsoleSession.open(settings)
-    try:
-        await session.send("/game start opponent:222 edition:10e faction:Orks opponent_faction:Orks")
-        replies = await session.send(f"/army import file:@{FIXTURES / 'orks_10e_gw_app.txt'}")
-        assert any("List check" in r.text() for r in replies), [r.text()[:200] for r in replies]
-        times = []
-        for _ in range(rounds):
-            started = time.perf_counter()
-            (reply,) = await session.send("/army check")
-            times.append((time.perf_counter() - started) * 1000)
-            assert "Wahapedia export" in reply.text()
-        times.sort()
-        print(f"  /army check of orks_10e_gw_app.txt through the console ({rounds} rounds)")
-        line("p50", statistics.median(times), "ms")
-        line("p99", times[int(len(times) * 0.99) - 1], "ms")
-    finally:
-        await session.close()
+        asyncio.run(console_p99(settings, FIXTURES / "orks_10e_gw_app.txt", rounds, edition="10e",
+                                factions="faction:Orks opponent_faction:Orks", expect="Wahapedia export", target=None))
 
 
 def main() -> None:
