@@ -85,6 +85,12 @@ class SimPool:
                 log.error(f"{self.name} workers run without their address-space limit (allow the setrlimit and "
                           "prlimit64 system calls)", extra={"error": limit_error})
 
+    def _started_locked(self) -> bool:
+        """The executor exists and has all its workers, so `submit` forks none (a worker only ever leaves
+        by the executor breaking, which `_submit` then reports)."""
+        executor = self._executor
+        return executor is not None and len(getattr(executor, "_processes", None) or {}) >= self._workers
+
     def _current_locked(self) -> ProcessPoolExecutor:
         if self._closed:
             raise RuntimeError("the simulation pool is closed")
@@ -132,14 +138,31 @@ class SimPool:
         return [pid for pid in self._slots if pid]
 
     # ------------------------------------------------------------------ requests
-    def _submit(self, slot: int, timeout: float, job: Callable[..., tuple],
-                args: tuple) -> tuple[ProcessPoolExecutor, Future, dict[int, Any]]:
+    async def _submit_soon(self, slot: int, timeout: float, job: Callable[..., tuple],
+                           args: tuple) -> tuple[ProcessPoolExecutor, Future, dict[int, Any]]:
+        """Submit on the event loop when the executor has all its workers: that only queues the job and
+        wakes the executor's thread (a hop to a thread and back cost ~1 ms, more under load, of a /sim
+        that computes in ~3 ms). A new or broken executor forks workers while submitting, which blocks:
+        that happens in a thread."""
+        try:
+            return self._submit(slot, timeout, job, args, inline=True)
+        except _NotStarted:
+            return await asyncio.to_thread(self._submit, slot, timeout, job, args)
+
+    def _submit(self, slot: int, timeout: float, job: Callable[..., tuple], args: tuple, *,
+                inline: bool = False) -> tuple[ProcessPoolExecutor, Future, dict[int, Any]]:
+        """Submit the job to the current executor (replaced first if it broke). `inline`: raise _NotStarted
+        instead of anything that would fork a worker."""
         self._slots[slot] = 0
         with self._lock:
+            if inline and not self._started_locked():
+                raise _NotStarted
             executor = self._current_locked()
         try:
             future = executor.submit(job, slot, timeout, *args)
         except BrokenProcessPool:  # broke since the last request: replace it and submit again, once
+            if inline:
+                raise _NotStarted from None
             self._replace(executor)
             with self._lock:
                 executor = self._current_locked()
@@ -156,7 +179,7 @@ class SimPool:
             slot = self._free.pop()  # never empty: the service admits far fewer requests than SLOTS
         try:
             for attempt in (1, 2):
-                executor, future, processes = await asyncio.to_thread(self._submit, slot, timeout, job, args)
+                executor, future, processes = await self._submit_soon(slot, timeout, job, args)
                 try:
                     return await asyncio.wait_for(asyncio.wrap_future(future), timeout + GRACE_S)
                 except TimeoutError:
@@ -200,6 +223,10 @@ class SimPool:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         return ("timeout",)
+
+
+class _NotStarted(Exception):
+    """Submitting now would fork workers (a new or broken executor): submit from a thread instead."""
 
 
 def _shutdown(executor: ProcessPoolExecutor, *, kill: bool = False) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from bot.errors import UserError
+from bot.sim import pool as pool_module
 from bot.sim import service as service_module
 from bot.sim.service import SimulationService
 from engine import prepare
@@ -101,3 +102,26 @@ async def test_console_sim_custom_runs_in_a_worker_process(console) -> None:  # 
     assert any(r.files for r in replies)
     pool = console.bot.services.simulation.pool
     assert pool is not None and pool.pids() and os.getpid() not in pool.pids()
+
+
+async def test_a_warm_pool_takes_a_job_on_the_event_loop_and_a_new_one_forks_from_a_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Submitting to a pool whose workers are up is a queue put, done on the event loop (no thread hop);
+    the first job of a new pool forks its workers, which blocks, so that submit runs in a thread."""
+    hops: list[str] = []
+    to_thread = pool_module.asyncio.to_thread
+
+    async def counted(function, *args):  # noqa: ANN001, ANN202 - asyncio.to_thread's own signature
+        hops.append(function.__name__)
+        return await to_thread(function, *args)
+
+    monkeypatch.setattr(pool_module.asyncio, "to_thread", counted)
+    pool = pool_module.SimPool(1, service_module.WORKER_MB * 2**20)
+    try:
+        first = await pool.call(os.getpid, (), timeout=30)
+        assert hops == ["_submit"]
+        second = await pool.call(os.getpid, (), timeout=30)
+        assert hops == ["_submit"] and first == second and first[0] == "ok" and first[1] != os.getpid()
+    finally:
+        pool.close()
