@@ -5,9 +5,17 @@ Targets (engines alternating call by call in this one process, CPU time per call
 - 20 single-profile 11e cases: Cogitator >= 10x faster than W40kDiviner (geometric mean of the per-case
   ratios of medians) and <= 2x the wh40kdc cruncher's time per case (the cruncher gives means only);
 - a mixed unit with a leader (Captain + 10 Intercessors, 3 weapon groups, <= 60 attack dice): median <= 0.3 ms.
-The garbage collector is paused while timing and run between rounds (`rounds`). Cogitator is timed as `engine.simulate(request)` (a request seen before reuses its compiled plan, the
-engine's cache by value) and, for the record, "cold": the plan cache emptied before every call (the
-per-die kernel caches stay, as in a running bot), which is what a never-seen request costs.
+The garbage collector is paused while timing and run between rounds (`rounds`). Cogitator is timed three
+ways, each call a `engine.simulate(request)`:
+- warm: a request seen before reuses its compiled plan (the engine's cache by value);
+- seen stages: the plan cache emptied before every call, the stage caches kept (per-die kernels, dice
+  pmfs, the chain's powers by damage stage: engine.powers) - a new request made of stages seen before,
+  such as the same weapon and target under another modifier;
+- cold: every engine cache emptied before every call (`clear_engine_caches`; only the Pascal table that a
+  process builds once stays) - a request of which nothing was ever seen.
+Then the matchup order (`bench_pairs`): every case's weapon against every case's target (400 pairs, each
+new to the plan cache), timed once each in a row as a bot meets them (stage caches filling as they go),
+and from cold, alternating with W40kDiviner on the same pair.
 Also printed: the engine part of a 20 x 20 matchup through `engine.evaluate_batch`, cold and warm.
 
 W40kDiviner (GPL) is imported from a separate checkout's `src/` (bench/diviner_runner.py), the cruncher
@@ -33,6 +41,7 @@ from bench_engine import TYPICAL, T, W, crunch_means, cruncher_input, request  #
 from bench_mixed import CAPTAIN, INTERCESSORS, MIXED_VOLLEY, _diviner_scenario  # noqa: E402
 
 import engine  # noqa: E402
+from engine import powers  # noqa: E402
 from engine.plan import CACHE  # noqa: E402
 
 # Nine more single-profile cases next to bench_engine's eleven single-group ones: 20 in all.
@@ -80,6 +89,14 @@ def cpu(fn) -> float:
     return time.process_time() - t
 
 
+def timed(fn) -> float:
+    """CPU time of `fn`, or of `fn[1]` after an untimed `fn[0]()` (emptying caches is not the call's cost)."""
+    if isinstance(fn, tuple):
+        fn[0]()
+        fn = fn[1]
+    return cpu(fn)
+
+
 def rounds(fns: dict, repeats: int) -> dict[str, list[float]]:
     """CPU time per call, the engines alternating call by call. The garbage collector is paused while
     timing (as `timeit` does) and run between every 10 rounds, untimed: otherwise a collection that one
@@ -91,17 +108,33 @@ def rounds(fns: dict, repeats: int) -> dict[str, list[float]]:
             if i % 10 == 0:
                 gc.collect()
             for key, fn in fns.items():
-                times[key].append(cpu(fn))
+                times[key].append(timed(fn))
     finally:
         gc.enable()
     return times
 
 
+def clear_engine_caches() -> None:
+    """Empty every cache of the engine: plans, the chain's powers and every functools cache of an
+    engine module (kernels, dice pmfs, keyword parsing, index tables), except the Pascal table a process
+    builds once (exact._pascal)."""
+    CACHE.clear()
+    powers.CACHE.clear()
+    for name, mod in list(sys.modules.items()):
+        if name == "engine" or name.startswith("engine."):
+            for obj in vars(mod).values():
+                if callable(getattr(obj, "cache_clear", None)) and getattr(obj, "__name__", "") != "_pascal":
+                    obj.cache_clear()
+
+
+def seen_stages(req: dict):
+    """The request with the plan cache emptied first (untimed): a new request whose stages are cached."""
+    return CACHE.clear, lambda: engine.simulate(req)
+
+
 def cold(req: dict):
-    def run() -> None:
-        CACHE.clear()
-        engine.simulate(req)
-    return run
+    """The request with every engine cache emptied first (untimed): nothing seen before."""
+    return clear_engine_caches, lambda: engine.simulate(req)
 
 
 def diviner(path: str | None):
@@ -121,15 +154,17 @@ def bench_single(prepare, repeats: int) -> None:
 
     ds = Dataset.embedded()
     rows = []
-    print(f"  {'case':36s} {'Cogitator':>10s} {'cold':>8s} {'Diviner':>9s} {'cruncher':>9s} {'Div/Cog':>8s} "
-          f"{'Div/cold':>8s} {'Cog/crunch':>10s} {'E[killed] Cog / Div':>20s}")
+    print(f"  {'case':34s} {'Cogitator':>9s} {'seen':>6s} {'cold':>6s} {'Diviner':>8s} {'cruncher':>8s} "
+          f"{'Div/Cog':>7s} {'Div/seen':>8s} {'Div/cold':>8s} {'Cog/crunch':>10s} {'E[killed] Cog / Div':>19s}")
     for name, req in cases():
         cin = cruncher_input(req)
-        fns = {"cog": lambda q=req: engine.simulate(q), "cold": cold(req), "crunch": lambda c=cin: crunch(c, ds)}
+        fns = {"cog": lambda q=req: engine.simulate(q), "seen": seen_stages(req), "cold": cold(req),
+               "crunch": lambda c=cin: crunch(c, ds)}
         if prepare is not None:
             fns["div"] = prepare(diviner_form(req))
         for fn in fns.values():  # warm-up (and the first compile)
-            fn()
+            timed(fn)
+        engine.simulate(req)
         times = rounds(fns, repeats)
         med = {k: statistics.median(v) for k, v in times.items()}
         ours = engine.simulate(req)["models_killed"]["mean"]
@@ -139,27 +174,68 @@ def bench_single(prepare, repeats: int) -> None:
             div_mean = f"{sum(i * p for i, p in enumerate(res['kills'])):.3f}"
         crunch_mean = float(crunch_means(crunch(cin, ds))["models_killed"])
         rows.append(med)
-        div = f"{med['div'] * 1e6:7.0f}us" if "div" in med else "       -"
-        ratio = f"{med['div'] / med['cog']:7.1f}x" if "div" in med else "       -"
-        ratio_cold = f"{med['div'] / med['cold']:7.1f}x" if "div" in med else "       -"
-        print(f"  {name:36s} {med['cog'] * 1e6:8.1f}us {med['cold'] * 1e6:6.0f}us {div:>9s} "
-              f"{med['crunch'] * 1e6:7.1f}us {ratio:>8s} {ratio_cold:>8s} {med['cog'] / med['crunch']:9.2f}x "
-              f"{ours:9.3f} / {div_mean or '-':>6s}  (cruncher {crunch_mean:.3f})")
+        div = f"{med['div'] * 1e6:6.0f}us" if "div" in med else "       -"
+        ratios = [f"{med['div'] / med[k]:6.1f}x" if "div" in med else "      -" for k in ("cog", "seen", "cold")]
+        print(f"  {name:34s} {med['cog'] * 1e6:7.1f}us {med['seen'] * 1e6:4.0f}us {med['cold'] * 1e6:4.0f}us "
+              f"{div:>8s} {med['crunch'] * 1e6:6.1f}us {ratios[0]:>7s} {ratios[1]:>8s} {ratios[2]:>8s} "
+              f"{med['cog'] / med['crunch']:9.2f}x {ours:8.3f} / {div_mean or '-':>6s}  (cruncher {crunch_mean:.3f})")
     crunch_ratios = [m["cog"] / m["crunch"] for m in rows]
-    cold_crunch = [m["cold"] / m["crunch"] for m in rows]
     print(f"  Cogitator / cruncher per case: median {statistics.median(crunch_ratios):.2f}x, worst "
-          f"{max(crunch_ratios):.2f}x (target <= 2x); cold plans: median {statistics.median(cold_crunch):.1f}x, "
-          f"worst {max(cold_crunch):.1f}x")
+          f"{max(crunch_ratios):.2f}x (target <= 2x); seen stages: median "
+          f"{statistics.median(m['seen'] / m['crunch'] for m in rows):.1f}x; cold: median "
+          f"{statistics.median(m['cold'] / m['crunch'] for m in rows):.1f}x")
     verdict("<= 2x the cruncher's time, every case", max(crunch_ratios) <= 2.0, f"worst {max(crunch_ratios):.2f}x")
     if prepare is not None:
-        geo = statistics.geometric_mean([m["div"] / m["cog"] for m in rows])
-        geo_cold = statistics.geometric_mean([m["div"] / m["cold"] for m in rows])
-        print(f"  W40kDiviner / Cogitator, geometric mean: warm (plan cached) {geo:.1f}x (target >= 10x); "
-              f"cold (a never-seen request, compiled) {geo_cold:.1f}x "
-              f"({min(m['div'] / m['cold'] for m in rows):.1f}x..{max(m['div'] / m['cold'] for m in rows):.1f}x)")
-        verdict(">= 10x faster than W40kDiviner (geometric mean, warm plan)", geo >= 10, f"{geo:.1f}x")
-        verdict(">= 10x faster than W40kDiviner (geometric mean, cold: never-seen requests)", geo_cold >= 10,
-                f"{geo_cold:.1f}x")
+        geo = {k: statistics.geometric_mean([m["div"] / m[k] for m in rows]) for k in ("cog", "seen", "cold")}
+        span = {k: (min(m["div"] / m[k] for m in rows), max(m["div"] / m[k] for m in rows)) for k in geo}
+        print(f"  W40kDiviner / Cogitator, geometric mean (range): warm plan {geo['cog']:.1f}x; seen stages "
+              f"{geo['seen']:.1f}x ({span['seen'][0]:.1f}x..{span['seen'][1]:.1f}x); cold {geo['cold']:.1f}x "
+              f"({span['cold'][0]:.1f}x..{span['cold'][1]:.1f}x)")
+        for key, label in (("cog", "warm plan"), ("seen", "seen stages: new request, known stages"),
+                           ("cold", "cold: nothing seen")):
+            verdict(f">= 10x faster than W40kDiviner (geometric mean, {label})", geo[key] >= 10, f"{geo[key]:.1f}x")
+
+
+def bench_pairs(prepare, passes: int = 3) -> None:
+    """Every case's weapon against every case's target (the matchup order), each pair new to the plan
+    cache: once with the stage caches filling as a bot meets the pairs in a row, once with every cache
+    emptied before each call; W40kDiviner runs the same pair between the two."""
+    print(f"\n== Matchup order: 20 weapons x 20 targets = 400 new requests, {passes} passes, "
+          "CPU time per request ==")
+    reqs = [(request(a["volley"], b["target"], a.get("context", {})), diviner_form(
+        request(a["volley"], b["target"], a.get("context", {})))) for _, a in cases() for _, b in cases()]
+    times: dict[str, list[float]] = {"row": [], "cold": [], "div": []}
+    fns = [(req, prepare(sc) if prepare is not None else None) for req, sc in reqs]
+    gc.disable()
+    try:
+        for _ in range(passes):
+            clear_engine_caches()
+            engine.simulate(reqs[0][0])  # the process-wide tables of the first shape
+            clear_engine_caches()
+            row = []
+            for i, (req, div) in enumerate(fns):
+                if i % 20 == 0:
+                    gc.collect()
+                CACHE.clear()
+                row.append(cpu(lambda q=req: engine.simulate(q)))
+                if div is not None:
+                    times["div"].append(cpu(div))
+            times["row"] += row
+            for req, _ in fns:
+                times["cold"].append(timed(cold(req)))
+    finally:
+        gc.enable()
+    mean = {k: statistics.fmean(v) for k, v in times.items() if v}
+    print(f"  Cogitator, caches filling in matchup order: mean {mean['row'] * 1e6:.0f} us, median "
+          f"{statistics.median(times['row']) * 1e6:.0f} us; cold: mean {mean['cold'] * 1e6:.0f} us, median "
+          f"{statistics.median(times['cold']) * 1e6:.0f} us")
+    if "div" in mean:
+        n = len(times["row"])
+        geo_row = statistics.geometric_mean([times["div"][i] / times["row"][i] for i in range(n)])
+        geo_cold = statistics.geometric_mean([times["div"][i] / times["cold"][i] for i in range(n)])
+        print(f"  W40kDiviner mean {mean['div'] * 1e6:.0f} us: total time / Cogitator's "
+              f"{mean['div'] / mean['row']:.1f}x (matchup order), {mean['div'] / mean['cold']:.1f}x (cold); "
+              f"geometric mean of per-pair ratios {geo_row:.1f}x / {geo_cold:.1f}x")
 
 
 def bench_mixed_unit(prepare, repeats: int) -> None:
@@ -168,19 +244,19 @@ def bench_mixed_unit(prepare, repeats: int) -> None:
         req = {"edition": ed, "volley": MIXED_VOLLEY, "target": {"groups": [INTERCESSORS, CAPTAIN]}}
         engine.simulate(req)
         warm = rounds({"warm": lambda q=req: engine.simulate(q)}, repeats)["warm"]  # the target: the engine alone
-        fresh = rounds({"cold": cold(req)}, max(20, repeats // 2))["cold"]
+        fresh = rounds({"cold": seen_stages(req)}, max(20, repeats // 2))["cold"]
         med, med_cold = statistics.median(warm), statistics.median(fresh)
         print(f"  {ed}: median {med * 1e3:.3f} ms, p99 {sorted(warm)[int(0.99 * (len(warm) - 1))] * 1e3:.3f} ms; "
-              f"cold plan median {med_cold * 1e3:.3f} ms")
+              f"new plan (stage caches kept) median {med_cold * 1e3:.3f} ms")
         verdict(f"{ed} mixed unit median <= 0.3 ms", med <= 0.3e-3, f"{med * 1e3:.3f} ms")
         if prepare is not None and ed == "11e":  # W40kDiviner models 11e only (its reference-profile form)
             div = prepare(_diviner_scenario(MIXED_VOLLEY, [INTERCESSORS, CAPTAIN], {}))
             div()
-            both = rounds({"warm": lambda q=req: engine.simulate(q), "cold": cold(req), "div": div},
+            both = rounds({"warm": lambda q=req: engine.simulate(q), "cold": seen_stages(req), "div": div},
                           max(20, repeats // 2))
             m = {k: statistics.median(v) for k, v in both.items()}
             print(f"  11e alternating with W40kDiviner ({m['div'] * 1e3:.3f} ms, every model as the bodyguard): "
-                  f"warm {m['warm'] * 1e3:.3f} ms = {m['div'] / m['warm']:.1f}x faster, cold {m['cold'] * 1e3:.3f} ms "
+                  f"warm {m['warm'] * 1e3:.3f} ms = {m['div'] / m['warm']:.1f}x faster, new plan {m['cold'] * 1e3:.3f} ms "
                   f"= {m['div'] / m['cold']:.1f}x faster")
 
 
@@ -217,6 +293,7 @@ def main() -> None:
           f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}")
     prepare = diviner(args.diviner)
     bench_single(prepare, args.repeats)
+    bench_pairs(prepare)
     bench_mixed_unit(prepare, args.repeats)
     bench_matrix()
     print(f"load average at the end {os.getloadavg()[0]:.1f}")

@@ -28,7 +28,6 @@ brute force (tests/engine/test_exact_brute.py).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -177,11 +176,26 @@ def _count_pmf(per_model: tuple[float, ...], models: int) -> np.ndarray:
 CLOSED_FORM_MAX_DICE = 120  # binomial coefficients and powers stay far inside float range up to here
 
 
+@lru_cache(maxsize=1)
+def _pascal() -> np.ndarray:
+    """C(c, s) for c, s <= CLOSED_FORM_MAX_DICE (zero for s > c), read-only: built once per process by
+    Pascal's rule on Python integers (exact), each entry rounded once to a float - the values of
+    float(math.comb(c, s)) without one call per entry for every new number of dice."""
+    n = CLOSED_FORM_MAX_DICE
+    rows, row = [], [1]
+    for c in range(n + 1):
+        rows.append([float(x) for x in row] + [0.0] * (n - c))
+        row = [1, *(a + b for a, b in zip(row, row[1:], strict=False)), 1]
+    out = np.array(rows)
+    out.flags.writeable = False
+    return out
+
+
 @lru_cache(maxsize=32)
 def _binomials(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Read-only tables for dice counts up to n: C(c, s) (zero for s > c); c - s (0 for s > c);
     C(i + j, i) (zero for i + j > n); i + j (0 for i + j > n)."""
-    table = np.array([[float(math.comb(c, s)) for s in range(n + 1)] for c in range(n + 1)])
+    table = np.ascontiguousarray(_pascal()[: n + 1, : n + 1])
     diff = np.subtract.outer(np.arange(n + 1), np.arange(n + 1))
     diff[diff < 0] = 0
     total = np.add.outer(np.arange(n + 1), np.arange(n + 1))
@@ -280,16 +294,32 @@ DENSE_MAX_STATES = 800  # up to this many (models x wounds) states, one step is 
 STEP_MAX_ATTACKS = 16  # a group with at most this many damaging attacks is stepped, not renewal-mixed
 
 
+@lru_cache(maxsize=128)
+def _dense_index(models: int, wounds: int) -> tuple[np.ndarray, np.ndarray]:
+    """Flat indices into the (S, S) transition matrix: the K diagonal W x W blocks (row-major per block),
+    and each state's "model destroyed" column ((k+1) W: the next model, or the unit at k+1 == K)."""
+    size = models * wounds + 1
+    k = np.arange(models)[:, None, None]
+    i = np.arange(wounds)[None, :, None]
+    j = np.arange(wounds)[None, None, :]
+    block = ((k * wounds + i) * size + k * wounds + j).ravel()
+    kill = ((k * wounds + i) * size + (k + 1) * wounds)[:, :, 0].ravel()
+    for a in (block, kill):
+        a.flags.writeable = False
+    return block, kill
+
+
 def dense_matrix(m: np.ndarray, models: int) -> np.ndarray:
-    """The full transition matrix over flat states k*W + j (the last state: unit destroyed).
-    Destroying model k moves to (k+1)*W, which is the 'destroyed' state when k+1 == models."""
+    """The full transition matrix over flat states k*W + j (the last state: unit destroyed), from the
+    (W, W+1) step matrix: block k is m's first W columns, and destroying model k moves to (k+1)*W, which
+    is the 'destroyed' state when k+1 == models. Two index assignments, no loop over the models."""
     w = m.shape[0]
     size = models * w + 1
+    block, kill = _dense_index(models, w)
     t = np.zeros((size, size))
-    for k in range(models):
-        block = slice(k * w, (k + 1) * w)
-        t[block, block] = m[:, :w]
-        t[block, (k + 1) * w] += m[:, w]
+    flat = t.reshape(-1)
+    flat[block] = np.broadcast_to(m[:, :w], (models, w, w)).reshape(-1)
+    flat[kill] = np.broadcast_to(m[:, w], (models, w)).reshape(-1)
     t[-1, -1] = 1.0
     return t
 
@@ -364,7 +394,8 @@ def _hankel_index(t: int) -> np.ndarray:
 
 
 def _toeplitz(c: np.ndarray, w: int) -> np.ndarray:
-    """(W, W) upper-triangular Toeplitz matrix M[i, j] = c[j - i] (adding a loss distributed as c)."""
+    """(W, W) upper-triangular Toeplitz matrix M[i, j] = c[j - i]: x @ M = the first W entries of the
+    convolution x * c (adding a loss distributed as c; a truncated convolution)."""
     padded = np.zeros(w + 1)
     n = min(w, c.size)
     padded[:n] = c[:n]
@@ -441,7 +472,7 @@ def renewal_mixture(s: np.ndarray, loss: np.ndarray, weights: np.ndarray, wounds
         lead[:, :t] = first[:, 0]
         v[1:] = np.matmul(powers, lead[:, _toeplitz_index(t)]).transpose(1, 0, 2)
     elif t <= 512:  # V_k = V_(k-1) C + first_(k-1): one product and one sum per model
-        c = _truncated_toeplitz(fresh, t)
+        c = _toeplitz(fresh, t)
         for k in range(1, k_models + 1):
             np.dot(v[k - 1], c, out=v[k])
             v[k] += first[:, k - 1]
@@ -474,23 +505,15 @@ def _truncated_powers(kernel: np.ndarray, count: int, n: int) -> np.ndarray:
         out[m] = np.convolve(out[m - 1], kernel[:n])[:n]
         step = min(m, count - m - 1)
         if step > 0:
-            out[m + 1 : m + 1 + step] = out[1 : 1 + step] @ _truncated_toeplitz(out[m], n)
+            out[m + 1 : m + 1 + step] = out[1 : 1 + step] @ _toeplitz(out[m], n)
         m += 1 + step
     return out
-
-
-def _truncated_toeplitz(kernel: np.ndarray, n: int) -> np.ndarray:
-    """(n, n) matrix C with x @ C = the first n entries of (x * kernel): C[i, j] = kernel[j - i], j >= i."""
-    padded = np.zeros(n + 1)
-    m = min(n, kernel.size)
-    padded[:m] = kernel[:m]
-    return padded[_toeplitz_index(n)]
 
 
 def _truncated_convolver(kernel: np.ndarray, n: int):
     """x -> first n entries of (x * kernel) along the last axis, for one row or many."""
     if n <= 512:
-        c = _truncated_toeplitz(kernel, n)
+        c = _toeplitz(kernel, n)
         return lambda x: x @ c
     size = 1 << int(2 * n).bit_length()
     kf = np.fft.rfft(kernel[:n], size)

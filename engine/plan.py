@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import marshal
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -35,9 +33,10 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from engine import cost, exact, mixed, montecarlo
+from engine import cost, exact, mixed, montecarlo, powers
 from engine.api import check_size, hazard_pmf
 from engine.errors import RequestError
+from engine.lru import Cache
 from engine.profiles import Target
 from engine.request import Request, validate
 from engine.rules import ResolvedGroup, resolve
@@ -124,6 +123,9 @@ def _compile_group(g: ResolvedGroup, target: Target, bytes_left: int) -> tuple[A
     collapse_ok = g.fnp_mortal == g.fnp and exact.same_damage(g)
     gd = exact.group_distribution(g, collapse_ok)
     stages = {"attacks": gd.attacks, "hits": gd.hits, "wounds": gd.wounds, "unsaved": gd.unsaved}
+    rows = powers.group_rows(gd, g, target)
+    if rows is not None:
+        return _Rows(_frozen(rows)), stages
     w, size = target.wounds, target.models * target.wounds + 1
     nb = 1 if gd.collapsed or gd.joint.shape[1] == 1 else gd.joint.shape[1]
     if (_rows_seconds(gd, target) > ROW_OPERATOR_MAX_SECONDS or 8 * nb * w * size > ROW_OPERATOR_MAX_BYTES
@@ -329,45 +331,7 @@ def build(checked: Checked) -> Plan:
                 MappingProxyType(stages or {}), volley, _mean(hazard), gds)
 
 
-class _Cache:
-    """Plans by request content: least recently used first out, bounded by count and operator bytes."""
-
-    def __init__(self, max_plans: int, max_bytes: int) -> None:
-        self._plans: OrderedDict[bytes, Plan] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
-        self.max_plans, self.max_bytes = max_plans, max_bytes
-
-    def get(self, key: bytes) -> Plan | None:
-        with self._lock:
-            plan = self._plans.get(key)
-            if plan is not None:
-                self._plans.move_to_end(key)
-            return plan
-
-    def put(self, key: bytes, plan: Plan) -> None:
-        size = plan.nbytes
-        if size > self.max_bytes:
-            return
-        with self._lock:
-            if key in self._plans:
-                return
-            self._plans[key] = plan
-            self._bytes += size
-            while len(self._plans) > self.max_plans or self._bytes > self.max_bytes:
-                _, old = self._plans.popitem(last=False)
-                self._bytes -= old.nbytes
-
-    def clear(self) -> None:
-        with self._lock:
-            self._plans.clear()
-            self._bytes = 0
-
-    def __len__(self) -> int:
-        return len(self._plans)
-
-
-CACHE = _Cache(CACHE_MAX_PLANS, CACHE_MAX_BYTES)
+CACHE = Cache(CACHE_MAX_PLANS, CACHE_MAX_BYTES)
 
 
 def _key(raw: Any) -> bytes | None:

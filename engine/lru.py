@@ -1,0 +1,48 @@
+"""A least-recently-used cache by value, bounded by entry count and by bytes: compiled plans (engine.plan)
+and the allocation chain's powers (engine.powers) share it. Values are immutable and report `nbytes`
+(numpy arrays do); a value larger than the whole cap is not kept."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable
+from typing import Any
+
+
+class Cache:
+    """Values by key: least recently used first out, bounded by count and bytes; thread-safe."""
+
+    def __init__(self, max_entries: int, max_bytes: int) -> None:
+        self._values: OrderedDict[Hashable, Any] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self.max_entries, self.max_bytes = max_entries, max_bytes
+
+    def get(self, key: Hashable) -> Any | None:
+        with self._lock:
+            value = self._values.get(key)
+            if value is not None:
+                self._values.move_to_end(key)
+            return value
+
+    def put(self, key: Hashable, value: Any) -> None:
+        size = value.nbytes
+        if size > self.max_bytes:
+            return
+        with self._lock:
+            if key in self._values:
+                return
+            self._values[key] = value
+            self._bytes += size
+            while len(self._values) > self.max_entries or self._bytes > self.max_bytes:
+                _, old = self._values.popitem(last=False)
+                self._bytes -= old.nbytes
+
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()
+            self._bytes = 0
+
+    def __len__(self) -> int:
+        return len(self._values)
