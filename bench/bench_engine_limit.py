@@ -41,8 +41,7 @@ from bench_engine import TYPICAL, T, W, crunch_means, cruncher_input, request  #
 from bench_mixed import CAPTAIN, INTERCESSORS, MIXED_VOLLEY, _diviner_scenario  # noqa: E402
 
 import engine  # noqa: E402
-from engine import powers  # noqa: E402
-from engine.plan import CACHE  # noqa: E402
+from engine.plan import CACHE, clear_caches  # noqa: E402
 
 # Nine more single-profile cases next to bench_engine's eleven single-group ones: 20 in all.
 MORE = [
@@ -115,11 +114,10 @@ def rounds(fns: dict, repeats: int) -> dict[str, list[float]]:
 
 
 def clear_engine_caches() -> None:
-    """Empty every cache of the engine: plans, the chain's powers and every functools cache of an
-    engine module (kernels, dice pmfs, keyword parsing, index tables), except the Pascal table a process
+    """Empty every cache of the engine: plans, stages and request parts (plan.clear_caches) and every
+    functools cache of an engine module (kernels, dice pmfs, keyword parsing, index tables), except the Pascal table a process
     builds once (exact._pascal)."""
-    CACHE.clear()
-    powers.CACHE.clear()
+    clear_caches()
     for name, mod in list(sys.modules.items()):
         if name == "engine" or name.startswith("engine."):
             for obj in vars(mod).values():

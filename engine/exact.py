@@ -69,15 +69,23 @@ def _binom(n: int, p: float) -> np.ndarray:
     return out
 
 
-def per_die_kernel(g: ResolvedGroup, collapse_ok: bool, saves: bool = True) -> tuple[np.ndarray, dict[str, float], bool]:
-    """Joint (n, m) distribution of one attack die, its expected stage counts and whether collapsed.
-    `saves` False: n counts wounds before any saving throw (mixed targets roll saves at allocation).
-    A pure function of the die's resolved probabilities and keywords: cached on exactly those."""
+def kernel_key(g: ResolvedGroup, collapse_ok: bool, saves: bool = True) -> tuple:
+    """What one attack die's kernel depends on: its resolved hit, wound and save probabilities and
+    keywords (hashable; `_die_kernel`'s arguments)."""
     hp = (0.0, 1.0, 0.0) if g.auto_hit else tuple(g.hit_probs().tolist())
     wp = tuple(g.wound_probs().tolist())
     s = g.save_prob() if saves else 0.0
     sustained = None if g.sustained is None or g.auto_hit else tuple(g.sustained.tolist())
-    kernel, stages, collapsed = _die_kernel(hp, wp, s, g.devastating, g.lethal, sustained, collapse_ok)
+    return hp, wp, s, g.devastating, g.lethal, sustained, collapse_ok
+
+
+def per_die_kernel(g: ResolvedGroup, collapse_ok: bool, saves: bool = True,
+                   key: tuple | None = None) -> tuple[np.ndarray, dict[str, float], bool]:
+    """Joint (n, m) distribution of one attack die, its expected stage counts and whether collapsed.
+    `saves` False: n counts wounds before any saving throw (mixed targets roll saves at allocation).
+    A pure function of the die's resolved probabilities and keywords: cached on exactly those
+    (`key`: kernel_key's, when the caller already has it)."""
+    kernel, stages, collapsed = _die_kernel(*(key or kernel_key(g, collapse_ok, saves)))
     return kernel, dict(stages), collapsed
 
 
@@ -262,8 +270,9 @@ def compound(counts: np.ndarray, kernel: np.ndarray) -> np.ndarray:
     return out
 
 
-def group_distribution(g: ResolvedGroup, collapse_ok: bool, saves: bool = True) -> GroupDistribution:
-    kernel, stages, collapsed = per_die_kernel(g, collapse_ok, saves)
+def group_distribution(g: ResolvedGroup, collapse_ok: bool, saves: bool = True,
+                       key: tuple | None = None) -> GroupDistribution:
+    kernel, stages, collapsed = per_die_kernel(g, collapse_ok, saves, key)
     counts = count_pmf(g)
     attacks = float(np.dot(np.arange(counts.size), counts))
     joint = compound(counts, kernel)

@@ -1,23 +1,28 @@
-"""A least-recently-used cache by value, bounded by entry count and by bytes: compiled plans (engine.plan)
-and the allocation chain's powers (engine.powers) share it. Values are immutable and report `nbytes`
-(numpy arrays do); a value larger than the whole cap is not kept."""
+"""A least-recently-used cache by value, bounded by entry count and by bytes: compiled plans (engine.plan),
+the stage cache (engine.powers) and validated request parts (engine.request) use it. Values are immutable;
+their size is `sizeof(value)` (by default `value.nbytes`, which numpy arrays and plans report), and a value
+larger than the whole cap is not kept."""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
+
+
+def _nbytes(value: Any) -> int:
+    return value.nbytes
 
 
 class Cache:
     """Values by key: least recently used first out, bounded by count and bytes; thread-safe."""
 
-    def __init__(self, max_entries: int, max_bytes: int) -> None:
+    def __init__(self, max_entries: int, max_bytes: int, sizeof: Callable[[Any], int] = _nbytes) -> None:
         self._values: OrderedDict[Hashable, Any] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
-        self.max_entries, self.max_bytes = max_entries, max_bytes
+        self.max_entries, self.max_bytes, self.sizeof = max_entries, max_bytes, sizeof
 
     def get(self, key: Hashable) -> Any | None:
         with self._lock:
@@ -27,7 +32,7 @@ class Cache:
             return value
 
     def put(self, key: Hashable, value: Any) -> None:
-        size = value.nbytes
+        size = self.sizeof(value)
         if size > self.max_bytes:
             return
         with self._lock:
@@ -37,7 +42,7 @@ class Cache:
             self._bytes += size
             while len(self._values) > self.max_entries or self._bytes > self.max_bytes:
                 _, old = self._values.popitem(last=False)
-                self._bytes -= old.nbytes
+                self._bytes -= self.sizeof(old)
 
     def clear(self) -> None:
         with self._lock:

@@ -38,7 +38,7 @@ from engine.api import check_size, hazard_pmf
 from engine.errors import RequestError
 from engine.lru import Cache
 from engine.profiles import Target
-from engine.request import Request, validate
+from engine.request import PARTS, Request, validate
 from engine.rules import ResolvedGroup, resolve
 
 ROW_OPERATOR_MAX_SECONDS = 0.005  # estimated cost of a group's W rows; above it the group runs directly
@@ -80,6 +80,7 @@ class _Rows:
     """A weapon group compiled to its operator rows (see the module docstring)."""
 
     rows: np.ndarray  # (W, S), read-only
+    stages: Mapping[str, float]  # the group's expected stage counts (exact)
 
     def apply(self, s: np.ndarray, target: Target) -> np.ndarray:
         return apply_rows(s, self.rows, target.models, target.wounds)
@@ -119,13 +120,23 @@ def _rows_seconds(gd: exact.GroupDistribution, target: Target) -> float:
 def _compile_group(g: ResolvedGroup, target: Target, bytes_left: int) -> tuple[Any, dict[str, float]]:
     """The group's operator rows, or `_Direct` when they would cost more than ROW_OPERATOR_MAX_SECONDS,
     or more memory than ROW_OPERATOR_MAX_BYTES (the rows of every devastating count while they are built)
-    or than the plan has left (`bytes_left`)."""
+    or than the plan has left (`bytes_left`). Rows of the powers path are kept by value in the stage
+    cache (powers.CACHE), keyed by all they depend on: the die's kernel, the attack dice, the damage
+    stage and the target's W and models (not its name, keywords, wounds lost or the other groups)."""
     collapse_ok = g.fnp_mortal == g.fnp and exact.same_damage(g)
-    gd = exact.group_distribution(g, collapse_ok)
+    kernel = exact.kernel_key(g, collapse_ok)
+    key = ("rows", kernel, g.attacks_per_model.tobytes(), g.models, g.damage.tobytes(), g.fnp,
+           g.mortal_damage.tobytes(), g.fnp_mortal, target.wounds, target.models)
+    hit = powers.CACHE.get(key)
+    if hit is not None:
+        return hit, dict(hit.stages)
+    gd = exact.group_distribution(g, collapse_ok, key=kernel)
     stages = {"attacks": gd.attacks, "hits": gd.hits, "wounds": gd.wounds, "unsaved": gd.unsaved}
     rows = powers.group_rows(gd, g, target)
     if rows is not None:
-        return _Rows(_frozen(rows)), stages
+        op = _Rows(_frozen(rows), MappingProxyType(stages))
+        powers.CACHE.put(key, op)
+        return op, stages
     w, size = target.wounds, target.models * target.wounds + 1
     nb = 1 if gd.collapsed or gd.joint.shape[1] == 1 else gd.joint.shape[1]
     if (_rows_seconds(gd, target) > ROW_OPERATOR_MAX_SECONDS or 8 * nb * w * size > ROW_OPERATOR_MAX_BYTES
@@ -133,7 +144,8 @@ def _compile_group(g: ResolvedGroup, target: Target, bytes_left: int) -> tuple[A
         return _Direct(gd, g), stages
     unit = np.zeros((w, size))
     unit[np.arange(w), np.arange(w)] = 1.0
-    return _Rows(_frozen(np.ascontiguousarray(exact.allocate_group(unit, gd, g, target, False)))), stages
+    rows = _frozen(np.ascontiguousarray(exact.allocate_group(unit, gd, g, target, False)))
+    return _Rows(rows, MappingProxyType(stages)), stages
 
 
 @dataclass(frozen=True, eq=False)
@@ -334,6 +346,14 @@ def build(checked: Checked) -> Plan:
 CACHE = Cache(CACHE_MAX_PLANS, CACHE_MAX_BYTES)
 
 
+def clear_caches() -> None:
+    """Empty the engine's by-value caches: plans, the stage cache (engine.powers) and the validated
+    request parts (engine.request.PARTS). Results never depend on them; benches and tests use this."""
+    CACHE.clear()
+    powers.CACHE.clear()
+    PARTS.clear()
+
+
 def _key(raw: Any) -> bytes | None:
     """The request's content as bytes (marshal: plain data only, about 5 us for a typical request, where
     sorted JSON takes 15), or None when it holds anything else (never cached). Format version 2 writes
@@ -373,5 +393,5 @@ def simulate(request: Any) -> dict[str, Any]:
     return compile(request).run()
 
 
-__all__ = ["CACHE", "Checked", "Plan", "RequestError", "apply_rows", "build", "cached", "check", "compile",
+__all__ = ["CACHE", "Checked", "Plan", "RequestError", "apply_rows", "build", "cached", "check", "clear_caches", "compile",
            "compile_checked", "simulate"]

@@ -27,9 +27,9 @@ from engine.profiles import Target
 from engine.rules import ResolvedGroup
 
 MAX_STATES = 64  # K W + 1 up to this: a squaring is a 64 x 64 product at most
-MAX_BYTES = 2 * 2**20  # one Q (length x W x states doubles)
+MAX_BYTES = 2**20  # one Q (length x W x states doubles)
 MIN_LENGTH = 8
-CACHE = Cache(256, 24 * 2**20)  # Qs and one-attack matrices by value, shared by all plans
+CACHE = Cache(512, 8 * 2**20)  # Qs and one-attack matrices by value, shared by all plans (docs/operations.md)
 
 
 def length(t: int) -> int:

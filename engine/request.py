@@ -7,12 +7,15 @@ before any computation. Defaults follow contract 1 in shared/DESIGN.md.
 
 from __future__ import annotations
 
+import marshal
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from engine import dice, limits
 from engine.editions import EDITIONS, Edition
 from engine.errors import RequestError
+from engine.lru import Cache
 from engine.numbers import HugeNumber, show_number
 from engine.profiles import (
     Attacker,
@@ -42,6 +45,25 @@ _CONTEXT = {
     "half_range", "stationary", "charged", "cover", "hit_modifier", "wound_modifier", "save_modifier",
     "reroll_hits", "reroll_wounds", "critical_hit", "critical_wound",
 }
+
+
+_T = TypeVar("_T")
+PARTS = Cache(4096, 0, sizeof=lambda _: 0)  # validated weapons, targets and contexts, by content
+
+
+def _part(kind: str, raw: Any, build: Callable[[], _T]) -> _T:
+    """A validated request part by its content (marshal, as engine.plan keys plans): a new request made
+    of a weapon, target or context seen before skips their checks. Only valid parts are kept (an invalid
+    one raises, naming its field, every time); a part that is not plain data is never kept."""
+    try:
+        key = (kind, marshal.dumps(raw, 2))
+    except ValueError:
+        return build()
+    value = PARTS.get(key)
+    if value is None:
+        value = build()
+        PARTS.put(key, value)
+    return value
 
 
 @dataclass(frozen=True)
@@ -249,15 +271,21 @@ def validate(raw: Any) -> Request:
         path = f"volley[{i}]"
         gd = _obj(g, path, _GROUP)
         models = _int(gd, "models", path, lo=1, hi=limits.MAX_MODELS_PER_GROUP, default=1)
-        groups.append(Group(models, _weapon(gd.get("weapon"), f"{path}.weapon")))
+        raw_weapon = gd.get("weapon")
+        groups.append(Group(models, _part("weapon", raw_weapon, lambda w=raw_weapon, p=path: _weapon(w, f"{p}.weapon"))))
 
     a = _obj(top.get("attacker"), "attacker", _ATTACKER, required=False)
     attacker = Attacker(frozenset(normalise_word(k) for k in _keywords(a.get("keywords"), "attacker.keywords")))
 
-    target = _target(_obj(top.get("target"), "target", _TARGET))
+    raw_target = top.get("target")
+    target = _part("target", raw_target, lambda: _target(_obj(raw_target, "target", _TARGET)))
+    raw_context = top.get("context")
+    context = _part("context", raw_context, lambda: _context(_obj(raw_context, "context", _CONTEXT, required=False)))
+    return Request(EDITIONS[edition_code], method, trials, seed, tuple(groups), attacker, target, context)
 
-    c = _obj(top.get("context"), "context", _CONTEXT, required=False)
-    context = Context(
+
+def _context(c: dict[str, Any]) -> Context:
+    return Context(
         half_range=_bool(c, "half_range", "context"),
         stationary=_bool(c, "stationary", "context"),
         charged=_bool(c, "charged", "context"),
@@ -270,4 +298,3 @@ def validate(raw: Any) -> Request:
         critical_hit=_int(c, "critical_hit", "context", lo=2, hi=6, default=6),
         critical_wound=_int(c, "critical_wound", "context", lo=2, hi=6, default=6),
     )
-    return Request(EDITIONS[edition_code], method, trials, seed, tuple(groups), attacker, target, context)

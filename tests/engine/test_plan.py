@@ -79,7 +79,7 @@ def test_direct_groups_give_the_same_results(monkeypatch):
     rows = [engine.simulate(item["request"]) for item in fixture]
     monkeypatch.setattr(plan, "ROW_OPERATOR_MAX_SECONDS", -1.0)
     monkeypatch.setattr(powers, "MAX_STATES", 0)
-    plan.CACHE.clear()
+    plan.clear_caches()
     try:
         for item, want in zip(fixture, rows, strict=True):
             p = engine.compile(item["request"])
@@ -88,7 +88,7 @@ def test_direct_groups_give_the_same_results(monkeypatch):
             for key in ("models_killed", "damage"):
                 np.testing.assert_allclose(got[key]["pmf"], want[key]["pmf"], rtol=0, atol=1e-12)
     finally:
-        plan.CACHE.clear()
+        plan.clear_caches()
 
 
 def test_plan_final_takes_a_batch_of_starting_states():

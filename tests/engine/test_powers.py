@@ -70,7 +70,7 @@ def test_a_seen_damage_stage_is_reused_and_results_do_not_depend_on_the_cache():
     plan.CACHE.clear()
     other = _bolters(hit_modifier=1, reroll_wounds="ones")
     engine.simulate(other)
-    assert len(powers.CACHE) == built
+    assert len(powers.CACHE) == built + 1  # the new group's rows; no new powers or one-attack matrix
     plan.CACHE.clear()
     powers.CACHE.clear()
     engine.simulate(other)
@@ -84,3 +84,38 @@ def test_a_large_target_keeps_the_renewal_mixture():
     p = engine.compile(req)
     assert not powers.fits(p.request.target, 1)
     assert isinstance(p.ops[0], plan._Rows)  # built by exact.renewal_mixture
+
+
+def test_a_group_seen_in_another_request_reuses_its_rows():
+    """Rows are kept by what they depend on: another weapon name, wounds already lost, target keywords
+    that change nothing or a second weapon group next to it reuse them; the bits are those of a compile
+    from empty caches."""
+    base = _bolters()
+    variants = [dict(base, target=dict(base["target"], wounds_lost=1, keywords=["INFANTRY"])),
+                dict(base, volley=[dict(base["volley"][0], weapon=dict(base["volley"][0]["weapon"], name="other"))]),
+                dict(base, volley=base["volley"] + [{"models": 1, "weapon": dict(base["volley"][0]["weapon"], damage=3)}])]
+    fresh = []
+    for req in variants:
+        plan.clear_caches()
+        fresh.append(engine.simulate(req))
+    plan.clear_caches()
+    first = engine.compile(base)
+    for req, want in zip(variants, fresh, strict=True):
+        p = engine.compile(req)
+        assert p.ops[0] is first.ops[0]
+        assert p.run() == want
+
+
+def test_request_parts_are_reused_and_an_invalid_part_is_refused_every_time():
+    from engine import request
+
+    plan.clear_caches()
+    a = request.validate(_bolters())
+    b = request.validate(_bolters(cover=True))
+    assert b.groups[0].weapon is a.groups[0].weapon and b.target is a.target and b.context != a.context
+    bad = _bolters()
+    bad["volley"][0]["weapon"]["skill"] = 7
+    for _ in range(2):
+        with pytest.raises(engine.RequestError) as err:
+            engine.compile(bad)
+        assert err.value.field == "volley[0].weapon.skill"
