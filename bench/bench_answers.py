@@ -62,6 +62,7 @@ from bot.render.answers import ANSWER_FOOTER, NOT_SURE  # noqa: E402
 SETS = ("players_frozen", "players_heldout")
 TUNING = "tuning_questions"  # questions written by the helpers who tuned the answers, to tune on (not blind)
 BLIND_TUNING = "tuning_blind_questions"  # written blind to the code by another session, to tune on
+BLIND_TUNING2 = "tuning_blind_questions2"  # a second such set (200), written later by another blind session
 QUERIES = ROOT / "bench" / "queries"
 _NUMBER = re.compile(r"^\d{2}\.\d{2}(\.\d{2})?$")
 _LIST_NUMBER = re.compile(r"^\d+\.\s+")  # the 10e seed's "2. Battle-shock" is the rule Battle-shock
@@ -303,18 +304,20 @@ def compare(catalog: Catalog, faqs_path: Path) -> None:
     vectors = semantic_mod.build(catalog.store.passage_texts(), model) if model is not None else None
     answerer = Answerer(catalog, vectors)
     semantic = vectors is not None
-    questions = {name: [r for r in load_set(name) if r["kind"] == "question"] for name in (*SETS, TUNING, BLIND_TUNING)}
+    questions = {name: [r for r in load_set(name) if r["kind"] == "question"]
+                 for name in (*SETS, TUNING, BLIND_TUNING, BLIND_TUNING2)}
     faqs = faq_rows(faqs_path)
     print("Questions answered from the rules passages: an accepted (or concerned) entry among the first 3, "
           "confident wrong answers, time per question")
-    print(f"  {'ranker':<22}" + "".join(f"{h:>26}" for h in (*SETS, "tuning (ours)", "tuning (blind)", "FAQ odd ids",
+    print(f"  {'ranker':<22}" + "".join(f"{h:>26}" for h in (*SETS, "tuning (ours)", "tuning (blind)", "tuning (blind 2)",
+                                                              "FAQ odd ids",
                                                               "FAQ even ids (tuning)"))
           + f"{'p99 ms':>9}")
     for label, use in CONFIGS.items():
         if use is not None and "semantic" in use and not semantic:
             print(f"  {label:<22}  (no passage vectors loaded)")
             continue
-        tallies = {key: Tally() for key in (*SETS, TUNING, BLIND_TUNING, "odd", "even")}
+        tallies = {key: Tally() for key in (*SETS, TUNING, BLIND_TUNING, BLIND_TUNING2, "odd", "even")}
         for name, rows in questions.items():
             for row in rows:
                 items, sure, ms = shown(catalog, answerer, row["query"], use)

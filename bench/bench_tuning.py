@@ -3,7 +3,8 @@ bench_answers.py, which print aggregates only):
   - tuning_names (default): name queries written by the helper who tuned the name search; right = on top;
   - tuning_questions: questions written by the helpers who tuned the answers; right = accepted within 3;
   - tuning_blind_questions: 160 questions written blind to the code by another session, for tuning (its README
-    is /work/blind/questions/README.md when it was written); right = accepted within 3.
+    is /work/blind/questions/README.md when it was written); right = accepted within 3;
+  - tuning_blind_questions2: 200 more, written later by another blind session (bench/queries/README.md).
 
 Run: `.venv/bin/python bench/bench_tuning.py [--catalog DIR] [--shared PATH] [--set NAME]`. With --catalog, a
 folder holding an already built full-data catalog is used as it is; otherwise one is built in a temporary folder.
