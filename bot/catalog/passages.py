@@ -2,7 +2,9 @@
 
 Every rules text the catalog holds (the numbered 11e core rules and their sub-sections, the 10e core rules,
 FAQ and errata, the keyword glossary, abilities, stratagems, detachment rules and enhancements) is cut into
-short passages, each citing its entry, source, edition and rule number. Datasheets and weapons are not split:
+short passages, each citing its entry, source, edition and rule number. A passage is indexed with what its
+entry belongs to, as players name it with the rule: a numbered sub-section with its sections' names, an ability
+with the datasheets that carry it, a detachment rule, stratagem or enhancement with its detachment. Datasheets and weapons are not split:
 a question about a unit's profile is a name lookup. One thing shared by several factions (bot/catalog/things.py)
 gives its passages once, from its primary entry.
 
@@ -26,6 +28,8 @@ PASSAGE_CHARS = 480  # a passage gathers paragraphs up to about this many charac
 MAX_PARAGRAPH = 720  # a longer paragraph is cut at sentence ends
 MAX_PASSAGES = 40  # per entry: the longest core rule section has about 25
 MAX_WORDS = 16  # query words sent to FTS5
+VERSION = "2"  # bump when the passages are built differently: a catalog holding older ones rebuilds them on open
+MAX_HOLDERS = 4  # datasheets named with an ability (a core ability such as Deep Strike has hundreds)
 NAME_WEIGHT = 3.0  # bm25() weight of the entry's name against its text (a title says what the passage is about)
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'‘“(*A-Z0-9])")
@@ -127,18 +131,51 @@ def rebuild(conn: sqlite3.Connection) -> int:
         "SELECT e.id, e.kind, e.name, e.number, e.edition, e.source, e.text, e.data FROM entries e "
         "LEFT JOIN things t ON t.entry_id = e.id "
         f"WHERE e.kind IN ({marks}) AND (t.thing IS NULL OR t.thing = e.id) ORDER BY e.rowid", PASSAGE_KINDS)
+    sections = section_names(conn)
     batch: list[tuple] = []
     count = 0
     for entry_id, kind, name, number, edition, source, text, data in rows:
-        for piece in entry_texts(kind, text, json.loads(data or "{}")):
-            title = index_words(f"{number or ''} {name}")
-            batch.append((entry_id, kind, name, number, edition, source, piece, title, index_words(piece)))
+        data = json.loads(data or "{}")
+        title = index_words(f"{number or ''} {name}")
+        parents = index_words(" ".join(parent_names(sections, edition, number) + holders(name, data)))
+        for piece in entry_texts(kind, text, data):
+            batch.append((entry_id, kind, name, number, edition, source, piece, title,
+                          f"{parents} {index_words(piece)}".strip()))
         if len(batch) >= 2000:
             count += _insert(conn, batch)
             batch = []
     count += _insert(conn, batch)
     conn.execute("INSERT INTO passages_fts(passages_fts) VALUES ('rebuild')")
+    conn.execute("INSERT INTO meta (key, value) VALUES ('passages_version', ?) "
+                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (VERSION,))
     return count
+
+
+def section_names(conn: sqlite3.Connection) -> dict[tuple[str, str], str]:
+    """(edition, rule number) -> the numbered rule's name: what a sub-section's parents are called."""
+    return {(edition, number): name for edition, number, name in conn.execute(
+        "SELECT edition, number, name FROM entries WHERE kind = 'rule' AND number IS NOT NULL")}
+
+
+def parent_names(sections: dict[tuple[str, str], str], edition: str, number: str | None) -> list[str]:
+    """The names of the sections a numbered rule sits in, nearest first: 20.04 Ingress Move is in 20.00
+    Strategic Reserves, 02.02.01 Modifiers in 02.02 Profiles and 02.00 Datasheets."""
+    parts = (number or "").split(".")
+    if len(parts) < 2 or not all(p.isdigit() for p in parts):
+        return []
+    parents = [".".join(parts[:i]) for i in range(len(parts) - 1, 1, -1)] + [f"{parts[0]}.{'0' * len(parts[1])}"]
+    return [sections[(edition, p)] for p in dict.fromkeys(parents) if p != number and (edition, p) in sections]
+
+
+def holders(name: str, data: dict) -> list[str]:
+    """What an entry belongs to, as players name it with the question: a detachment rule, stratagem or
+    enhancement its detachment ("war horde sustained hits" -> Get Stuck In), an ability the datasheets that
+    carry it ("painboy fnp" -> Dok's Toolz)."""
+    out = [data["detachment"]] if isinstance(data.get("detachment"), str) and data["detachment"] != name else []
+    sheets = data.get("datasheets")
+    if isinstance(sheets, list):
+        out += [s for s in sheets[:MAX_HOLDERS] if isinstance(s, str)]
+    return out
 
 
 def _insert(conn: sqlite3.Connection, batch: list[tuple]) -> int:

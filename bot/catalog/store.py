@@ -125,14 +125,16 @@ class CatalogStore:
         elif not self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'things'").fetchone():
             _create_things(_utils(self._conn))
         regroup = self.meta("things_version") != THINGS_VERSION
-        if regroup or not self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'passages'").fetchone():
-            # a catalog built before the passages existed gets them now, once (issue 21: about 2 s on full data)
+        if regroup or self.meta("passages_version") != passages.VERSION:
+            # a catalog built before the passages existed, or built differently, gets them now, once (issue 21:
+            # about 2 s on full data)
             with self._lock:
                 self._conn.execute("BEGIN IMMEDIATE")
                 try:
                     if regroup:
                         self._group_things()
-                    passages.rebuild(self._conn)
+                    if regroup or self.meta("passages_version") != passages.VERSION:  # not done meanwhile
+                        passages.rebuild(self._conn)
                     self._conn.execute("COMMIT")
                 except BaseException:
                     self._conn.execute("ROLLBACK")

@@ -11,6 +11,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot.catalog import passages
 from bot.catalog.answers import (
     CORE_KINDS,
     MAX_QUESTION_CHARS,
@@ -82,11 +83,13 @@ def test_passages_are_built_with_the_catalog_and_an_older_file_gets_them_on_open
     assert built > 500
     conn.execute("DROP TABLE passages_fts")
     conn.execute("DROP TABLE passages")  # as a catalog built before issue 21
+    conn.execute("DELETE FROM meta WHERE key = 'passages_version'")
     conn.commit()
     conn.close()
     catalog = open_catalog(settings_for(tmp_path / "data"))
     try:
         assert catalog.store.passage_fingerprint().split("-")[0] == str(built)
+        assert catalog.store.meta("passages_version") == passages.VERSION  # built the current way
         assert catalog.answer("can i reroll a reroll").passages
     finally:
         catalog.close()
@@ -192,3 +195,20 @@ def test_shorthand_for_a_rule_is_no_rule_number_and_still_reads_as_a_question(sm
     number: it is a question for the passages; "rule 13.08 cover" names its rule and keeps the name search."""
     for query, asks in (("4++ against mortal wounds", True), ("rule 13.08 cover", False)):
         assert small_catalog.asks_the_rules(query, small_catalog.resolve(query)) is asks, query
+
+
+def test_a_passage_is_found_by_what_it_belongs_to(small_catalog: Catalog) -> None:
+    """Players name the unit, detachment or section with the rule ("bannernob toughness while waaagh"): an
+    ability is indexed with the datasheets that carry it, a detachment rule, stratagem or enhancement with its
+    detachment, a numbered sub-section with the sections it sits in."""
+    answerer = small_catalog.answerer
+
+    def first(query: str, ranking: str) -> tuple[str, str | None]:
+        top = answerer.rankings(query, use=(ranking,))[ranking][0]
+        passage = small_catalog.store.passage_rows([top])[top]
+        return passage.name, passage.number
+
+    assert first("bannernob toughness while waaagh", "lexical") == ("Waaagh! Banner", None)
+    found = small_catalog.store.passage_rows([r for r, _ in small_catalog.store.passage_search(["horde"])])
+    assert "Get Stuck In" in {p.name for p in found.values()}  # War Horde's rule, whose text never says so
+    assert first("wound rolls mixed unit highest", "core") == ("Multiple Toughness Characteristics", "05.02.01")
