@@ -14,12 +14,53 @@ from hypothesis import settings as hypothesis_settings
 from bot.config import Settings
 from bot.console.session import ConsoleSession
 from tests.pgserver import PostgresServer, start_or_skip
+from tests.shared_data import FIXTURES_FROM_SHARED, MARK, SharedReadGuard, install_guard
 
 # Locally, property tests explore new random inputs on every run. CI runs a fixed (derandomised) set so a
 # submission lands or fails on its own merits; anything exploration finds locally becomes a fixed test.
 hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     hypothesis_settings.load_profile("ci")
+
+
+_guard: SharedReadGuard | None = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _guard
+    config.addinivalue_line("markers", f"{MARK}: reads the complete shared datasets (see tests/shared_data.py)")
+    if _guard is None:
+        _guard = install_guard()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests built on the full datasets before `-m` selects (CI's fresh clone runs `-m shared_data`)."""
+    for item in items:
+        if FIXTURES_FROM_SHARED.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(MARK)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    if _guard is not None:
+        _guard.current = item
+    try:
+        yield
+    finally:
+        if _guard is not None:
+            _guard.current = None
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Fail the run when a test read the shared datasets without the mark: CI's fresh clone would skip it."""
+    unmarked = _guard.unmarked() if _guard is not None else []
+    if unmarked:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        lines = [f"{len(unmarked)} test(s) read the shared datasets without @pytest.mark.{MARK}:", *unmarked]
+        if reporter is not None:
+            reporter.write_line("\n".join(lines), red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import sqlite3
 from collections.abc import Iterator
@@ -19,24 +18,14 @@ import pytest
 
 from bot.catalog.service import Catalog, open_catalog
 from bot.config import Settings
+from tests.shared_data import HAVE_SHARED, NO_SHARED, REPO, SHARED, need_shared  # noqa: F401 - re-exported
 
-REPO = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("COGITATOR_SHARED", REPO.parent / "shared"))
 WAHAPEDIA = SHARED / "datasets" / "wahapedia-10e"
 GDC = SHARED / "datasets" / "gdc-11e"
 SEEDS = REPO / "data" / "seeds"
 FIXTURES = REPO / "tests" / "fixtures"
 FIX_WAHAPEDIA = FIXTURES / "wahapedia-10e"
 FIX_GDC = FIXTURES / "gdc-11e-small"  # the catalog fixtures; tests/fixtures/gdc-11e holds the errata tests' own
-HAVE_SHARED = WAHAPEDIA.is_dir() and GDC.is_dir()
-NO_SHARED = (f"complete shared datasets not found at {SHARED}/datasets (a fresh clone has none; "
-             "set COGITATOR_SHARED to run the full-data tests)")
-
-
-def need_shared() -> None:
-    """Skip the calling test (or fixture) when the complete shared datasets are absent."""
-    if not HAVE_SHARED:
-        pytest.skip(NO_SHARED)
 
 
 def settings_for(folder: Path) -> Settings:

@@ -29,6 +29,7 @@ def by_name(entries: dict, kind: str, name: str, edition: str | None = None) -> 
             and (edition is None or e.edition == edition)]
 
 
+@pytest.mark.shared_data
 def test_pages_are_copied_verbatim_from_the_shared_seeds() -> None:
     shared = SHARED / "seeds"
     if not shared.exists():

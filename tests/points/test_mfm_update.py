@@ -18,11 +18,12 @@ from aiohttp import web
 
 from bot.catalog import update
 from bot.points import book
+from tests.shared_data import SHARED
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "fixtures" / "mfm"
 FILES = ("meta.yaml", "leagues-of-votann.yaml", "orks.yaml")
-SHARED_MFM = Path(os.environ.get("COGITATOR_SHARED", REPO.parent / "shared")) / "datasets" / "mfm-11e" / "data"
+SHARED_MFM = SHARED / "datasets" / "mfm-11e" / "data"
 
 
 class FakeMfm:
@@ -176,6 +177,7 @@ async def test_cli_update_source_mfm(mfm, tmp_path: Path) -> None:
     assert not (tmp_path / "catalog.sqlite").exists()  # points never open the catalog
 
 
+@pytest.mark.shared_data
 @pytest.mark.skipif(not SHARED_MFM.is_dir(), reason="needs ../shared/datasets/mfm-11e")
 async def test_the_whole_shared_snapshot_is_accepted(tmp_path: Path) -> None:
     files = ("meta.yaml",) + tuple(f"{slug}.yaml" for slug in update.MFM_FACTIONS)

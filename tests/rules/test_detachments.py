@@ -3,11 +3,6 @@ answer shows its rule and lists its stratagems and enhancements with buttons tha
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
-import pytest
-
 from bot.catalog.importers import gdc_json
 from bot.catalog.model import is_detachment_entry
 from bot.catalog.service import Catalog
@@ -80,8 +75,6 @@ def test_game_datacards_detachments_carry_their_ids() -> None:
     assert "Armoured Duellists" in dets["Blitz Brigade"].data["stratagems"]
 
 
-@pytest.mark.skipif(not (Path(os.environ.get("COGITATOR_SHARED", REPO.parent / "shared")) / "datasets").exists(),
-                    reason="needs the shared Wahapedia export (../shared or COGITATOR_SHARED)")
 def test_wahapedia_detachments_are_entries(full_catalog: Catalog) -> None:  # noqa: F811
     hit = full_catalog.search("shield host", kind="detachment", edition="10e")[0]
     entry = full_catalog.get(hit.id)
