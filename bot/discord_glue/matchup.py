@@ -7,12 +7,13 @@
   refusal replaces the deferral with an ephemeral message, as for every error after a deferral).
 - The simulations run row by row in the /sim worker pool (SimulationService.run_jobs); the deferred
   answer is edited with the rows done, at most once every `PROGRESS_EVERY_S` (Discord rate-limits edits).
-- The heatmap is drawn in a thread too, then the message is edited into the answer.
+- The heatmap is drawn in a worker too, then the message is edited into the answer.
+- Planning, rows and heatmap are background jobs (bot.sim.worker.run_background: below the bot's priority),
+  so a 30 x 30 matrix leaves the CPU to the event loop and to other players' commands first.
 """
 
 from __future__ import annotations
 
-import asyncio
 import io
 import logging
 import time
@@ -24,7 +25,7 @@ from bot.errors import UserError
 from bot.render import matchup as render
 from bot.render.common import NO_MENTIONS
 from bot.sim import matchup as matchups
-from bot.sim.compute import evaluate_row
+from bot.sim.compute import draw_matchup, evaluate_row
 from bot.sim.requests import SimOptions
 
 log = logging.getLogger("cogitator.sim.matchup")
@@ -68,15 +69,17 @@ async def answer(interaction: discord.Interaction, services: Any, pending: match
     try:
         with service.callers.admit(interaction.user.id, interaction.guild_id):
             pieces = await service.run_jobs([(matchups.plan_rows, (chunk,)) for chunk in
-                                             pending.chunks(max(1, service.workers))])
+                                             pending.chunks(max(1, service.workers))], background=True)
             found = pending.planned([row for piece in pieces for row in piece])
             matchups.check_cost(found)
             await interaction.edit_original_response(embed=render.embed(found, [], source=source, done=0))
             rows = [[cell.request for cell in row if cell.request is not None] for row in found.rows]
-            results = await service.run_jobs([(evaluate_row, (row,)) for row in rows], on_done=progress)
-        outcomes = matchups.scored(found, matchups.placed(found, results))
-        columns = matchups.best_columns(outcomes)
-        png = await asyncio.to_thread(render.picture, found, outcomes, value, columns)
+            results = await service.run_jobs([(evaluate_row, (row,)) for row in rows], on_done=progress,
+                                             background=True)
+            outcomes = matchups.scored(found, matchups.placed(found, results))
+            columns = matchups.best_columns(outcomes)
+            [png] = await service.run_jobs([(draw_matchup, render.picture_inputs(found, outcomes, value, columns))],
+                                           background=True)
     except Exception:
         # After a public deferral the error would replace "thinking…" publicly; delete it so the central
         # handler's follow-up is ephemeral like every other error.

@@ -15,7 +15,6 @@ import discord
 from bot.render.common import COLOUR_SIM, escape, source_footer, truncate
 from bot.render.sim import percent
 from bot.sim.matchup import Matchup
-from engine.heatmap import draw_heatmap
 
 MATCHUP_FILENAME = "matchup.png"
 VALUES = ("share", "points")
@@ -32,8 +31,10 @@ def _label(cell: dict[str, Any] | None, value: str) -> str:
     return f"{cell['share'] * 100:.0f}"
 
 
-def picture(matchup: Matchup, outcomes: list[list[dict[str, Any] | None]], value: str, best: list[int | None]) -> bytes:
-    """The heatmap PNG (call it off the event loop: 30 x 30 is a few ms of drawing)."""
+def picture_inputs(matchup: Matchup, outcomes: list[list[dict[str, Any] | None]], value: str,
+                   best: list[int | None]) -> tuple:
+    """What the heatmap shows, as the arguments of bot.sim.compute.draw_matchup (plain data: it is drawn
+    in a /sim worker, ~100 ms of CPU for 30 x 30 that would otherwise hold the bot's interpreter)."""
     shades: list[list[float | None]] = []
     for row in outcomes:
         if value == "points":
@@ -46,7 +47,7 @@ def picture(matchup: Matchup, outcomes: list[list[dict[str, Any] | None]], value
     scale = ("expected points destroyed (shade: against the row's best)" if value == "points"
              else "expected % of each target's models destroyed") + " · outlined: likeliest to be destroyed"
     title = f"Matchup, {matchup.phase} phase: {len(matchup.attackers)} × {len(matchup.targets)}"
-    return draw_heatmap(matchup.attackers, len(matchup.targets), shades, labels, best, title=title, scale=scale)
+    return (list(matchup.attackers), len(matchup.targets), shades, labels, best, title, scale)
 
 
 def embed(matchup: Matchup, best: list[dict[str, Any]], *, source: str, done: int | None = None) -> discord.Embed:

@@ -202,3 +202,11 @@ def compare(requests: list[dict[str, Any]], labels: list[str], title: str) -> tu
     png = plot_compare([r["models_killed"]["pmf"] for r in results], labels,
                        [r["models_killed"]["mean"] for r in results], title=title)
     return results, png
+
+
+def draw_matchup(rows: list[str], columns: int, shades: list[list[float | None]], labels: list[list[str]],
+                 best: list[int | None], title: str, scale: str) -> bytes:
+    """/sim matchup's heatmap PNG (engine.heatmap), drawn in a worker (bot.render.matchup.picture_inputs)."""
+    from engine.heatmap import draw_heatmap
+
+    return draw_heatmap(rows, columns, shades, labels, best, title=title, scale=scale)

@@ -198,9 +198,12 @@ class SimPool:
                 # Reused last: a job abandoned by a cancelled caller may still clear its slot when it ends.
                 self._free.insert(0, slot)
 
-    async def call(self, function: Callable[..., Any], args: tuple, *, timeout: float) -> tuple:
-        """function(*args) in a worker (bot.sim.worker.run): ("ok", its result), or the outcomes of `run`."""
-        return await self.run((function, *args), timeout=timeout, job=worker.run)
+    async def call(self, function: Callable[..., Any], args: tuple, *, timeout: float,
+                   background: bool = False) -> tuple:
+        """function(*args) in a worker (bot.sim.worker.run): ("ok", its result), or the outcomes of `run`.
+        `background`: in a thread of the worker at lower priority (worker.run_background)."""
+        return await self.run((function, *args), timeout=timeout,
+                              job=worker.run_background if background else worker.run)
 
     def _died_running(self, slot: int, processes: dict[int, Any]) -> bool:
         """True when the worker that ran this job is the one that died: it started the job (its pid is in

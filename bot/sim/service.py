@@ -191,18 +191,21 @@ class SimulationService:
             raise _too_large(request) from None
 
     async def run_jobs(self, jobs: list[tuple[Callable[..., Any], tuple]], *,
-                       on_done: Callable[[int, Any], Awaitable[None]] | None = None) -> list[Any]:
+                       on_done: Callable[[int, Any], Awaitable[None]] | None = None,
+                       background: bool = False) -> list[Any]:
         """Many jobs (module-level function, arguments), e.g. the rows of a /sim matchup, each in a worker
         (or a thread), at most one per worker at a time, so a big matrix shares the pool with other /sim
         requests job by job instead of filling its queue. The caller holds its own admission
         (`self.callers.admit`: the whole matrix is one simulation of its caller). `on_done(i, result)` runs
-        as each job finishes (progress). The first failure ends the others and is raised."""
+        as each job finishes (progress). The first failure ends the others and is raised. `background`
+        (a /sim matchup): each job runs below the bot's priority (bot.sim.worker.run_background), so a
+        long matrix never takes the CPU from the event loop or from another player's /sim."""
         results: list[Any] = [None] * len(jobs)
         gate = asyncio.Semaphore(max(1, self.workers or WORKERS))
 
         async def one(i: int) -> None:
             async with gate:
-                results[i] = await self._run_job(*jobs[i])
+                results[i] = await self._run_job(*jobs[i], background=background)
             if on_done is not None:
                 await on_done(i, results[i])
 
@@ -216,12 +219,14 @@ class SimulationService:
             raise
         return results
 
-    async def _run_job(self, function: Callable[..., Any], args: tuple) -> Any:
-        """function(*args) in a worker (or a thread), under the service's pending cap and time limit."""
+    async def _run_job(self, function: Callable[..., Any], args: tuple, *, background: bool = False) -> Any:
+        """function(*args) in a worker (or a thread, always at the bot's priority), under the service's
+        pending cap and time limit."""
         self._admit()
         if self._threads is not None:
             return await self._in_thread(function, args, {})
-        return (await self._in_pool(lambda pool: pool.call(function, args, timeout=TIMEOUT_S), {}))[1]
+        return (await self._in_pool(lambda pool: pool.call(function, args, timeout=TIMEOUT_S,
+                                                           background=background), {}))[1]
 
     def prepare(self, request: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         """Check `request` as `run` would (UserError if invalid or too large) without running it, and

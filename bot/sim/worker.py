@@ -13,6 +13,7 @@ search measures requests the way the bot runs them.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import resource
 import select
@@ -35,6 +36,11 @@ WARM_REQUEST: dict[str, Any] = {
     "volley": [{"weapon": {"attacks": 2, "skill": 3, "strength": 4, "damage": 1}}],
     "target": {"models": 2, "toughness": 4, "save": 3, "wounds": 2},
 }
+
+# How much nicer than the worker a background job's thread is (`run_background`: a /sim matchup's jobs).
+# Nice 10 weighs about a tenth of nice 0 in the kernel's scheduler, so on a busy host the bot's event loop (and a /sim another
+# player is waiting for) runs first, and an idle host still gives the job every spare cycle.
+BACKGROUND_NICE = 10
 
 _slots: SynchronizedArray | None = None  # the pool's job slot -> pid of the worker running it
 _limit_error: str | None = None  # why RLIMIT_AS could not be set in this worker, if it could not
@@ -154,3 +160,50 @@ def run(slot: int, timeout: float, job: Callable[..., Any], *args: Any) -> tuple
         if _slots is not None:
             _slots[slot] = 0
     return ("ok", result)
+
+
+def run_background(slot: int, timeout: float, job: Callable[..., Any], *args: Any) -> tuple:
+    """`run`, with the job in a thread of this worker BACKGROUND_NICE nicer than it. Niceness belongs to a
+    Linux thread and can only be raised without privilege, so the job gets a thread of its own: the
+    worker's main thread stays at the bot's priority for the next interactive /sim."""
+    return run(slot, timeout, _in_niced_thread, job, *args)
+
+
+def _in_niced_thread(job: Callable[..., Any], *args: Any) -> Any:
+    """job(*args) in a new thread, BACKGROUND_NICE nicer; its result, or its exception raised here. When the
+    wall-clock alarm stops this (main) thread, the job's thread is stopped the same way: an exception
+    raised in it when it next runs Python (as the alarm does in the main thread); if it never does, the
+    pool kills the worker `GRACE_S` later, as it does a main thread stuck in C code."""
+    outcome: dict[str, Any] = {}
+    started, finished = threading.Event(), threading.Event()
+
+    def body() -> None:
+        started.set()
+        try:
+            with contextlib.suppress(OSError):  # a host that refuses it: the job runs at the worker's priority
+                os.nice(BACKGROUND_NICE)  # on Linux, of this thread only
+            outcome["result"] = job(*args)
+        except BaseException as error:  # noqa: BLE001 - handed to the main thread, which sorts it out
+            outcome["error"] = error
+        finally:
+            finished.set()
+
+    # Waits on an Event, not Thread.join: a join interrupted by the alarm marks a running thread stopped.
+    thread = threading.Thread(target=body, name="background-job", daemon=True)
+    try:
+        thread.start()
+        finished.wait()
+    except _Overtime:
+        with contextlib.suppress(_Overtime):  # the repeating alarm may fire once more before it is off
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        started.wait()  # the alarm may have come while the thread was starting
+        if not finished.is_set() and thread.ident is not None:
+            # Once: a second one could land after the job, in the thread's own clean-up.
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(_Overtime))
+        finished.wait()
+        thread.join()
+        raise
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["result"]

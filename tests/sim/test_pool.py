@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,8 @@ import pytest
 from bot.errors import UserError
 from bot.sim import pool as pool_module
 from bot.sim import service as service_module
+from bot.sim import worker as worker_module
+from bot.sim.compute import compute
 from bot.sim.service import SimulationService
 from engine import prepare
 
@@ -125,3 +129,36 @@ async def test_a_warm_pool_takes_a_job_on_the_event_loop_and_a_new_one_forks_fro
         assert hops == ["_submit"] and first == second and first[0] == "ok" and first[1] != os.getpid()
     finally:
         pool.close()
+
+
+async def test_background_jobs_run_below_the_bots_priority_and_interactive_ones_do_not() -> None:
+    """A /sim matchup's jobs (run_jobs(background=True)) run in a worker thread BACKGROUND_NICE nicer; the
+    worker's own thread, which takes the next /sim, keeps the bot's priority (niceness is per thread)."""
+    service = SimulationService(workers=1)
+    try:
+        niceness = (os.getpriority, (os.PRIO_PROCESS, 0))  # 0: the calling thread, on Linux
+        [background] = await service.run_jobs([niceness], background=True)
+        [interactive] = await service.run_jobs([niceness])
+        assert interactive == os.getpriority(os.PRIO_PROCESS, 0)  # the bot's, inherited
+        assert background == min(19, interactive + worker_module.BACKGROUND_NICE) and background > interactive
+    finally:
+        service.close()
+
+
+async def test_a_background_job_past_its_time_is_stopped_in_its_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The alarm stops a background job's thread as it stops a job in the main thread: a time-out answer,
+    the same worker (not killed, its job's thread ended) takes the next job."""
+    service = SimulationService(workers=1)
+    threads = (threading.active_count, ())
+    try:
+        await service.run_jobs([(compute, (SMALL, None, False))], background=True)
+        before = await service.run_jobs([threads])
+        monkeypatch.setattr(service_module, "TIMEOUT_S", 0.02)
+        with pytest.raises(UserError, match="longer than 0 s and was stopped"):  # minutes of Python if not stopped
+            await service.run_jobs([(statistics.mean, (range(10**9),))], background=True)
+        monkeypatch.undo()
+        assert await service.run_jobs([threads]) == before
+        [(result, _)] = await service.run_jobs([(compute, (SMALL, None, False))], background=True)
+        assert result["method"] == "exact" and service.pool.replacements == 0
+    finally:
+        service.close()
