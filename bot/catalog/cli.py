@@ -67,7 +67,7 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     info = cat_sub.add_parser("info", help="datasets and entry counts")
     info.set_defaults(func=cmd_info)
 
-    data = subparsers.add_parser("data", help="download the public data (game-datacards, Wahapedia)")
+    data = subparsers.add_parser("data", help="download the public data (game-datacards, Wahapedia, Munitorum Field Manual points)")
     data_sub = data.add_subparsers(dest="data_command", required=True)
     update = data_sub.add_parser("update", help="download what changed upstream and import it")
     update.add_argument("--source", choices=("gdc", "wahapedia", "mfm", "all"), default="all",

@@ -13,6 +13,7 @@ import pytest
 from bot.config import Settings
 from bot.console.session import ConsoleSession
 from bot.points import book, sizes
+from tests.catalog.conftest import small_catalog, small_dir  # noqa: F401 - the session's small catalog, read only
 
 REPO = Path(__file__).resolve().parents[2]
 MFM = REPO / "tests" / "fixtures" / "mfm"

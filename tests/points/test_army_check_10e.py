@@ -9,17 +9,13 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from bot.armies.check import TENTH_NOT_CHECKED, check_in
 from bot.armies.parse import parse_list
-from bot.catalog.service import Catalog, open_catalog
+from bot.catalog.service import Catalog
 from bot.config import Settings
 from bot.console.session import ConsoleSession
-from tests.catalog.conftest import FIX_GDC, FIX_WAHAPEDIA, _built_once, settings_for
 
 from .conftest import ARMIES, REPO
 
@@ -27,25 +23,12 @@ LIST = ARMIES / "orks_10e_gw_app.txt"
 SOURCE = "Wahapedia export 2025-11-14 (10th edition)"
 
 
-@pytest.fixture(scope="module")
-def small_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The same session-wide build as tests/catalog's `small_dir` (read only)."""
-    return _built_once(tmp_path_factory, "catalog-small", (FIX_WAHAPEDIA, FIX_GDC))
-
-
-@pytest.fixture(scope="module")
-def catalog(small_dir: Path) -> Iterator[Catalog]:
-    opened = open_catalog(settings_for(small_dir))
-    yield opened
-    opened.close()
-
-
 def _army(catalog: Catalog) -> dict:
     return parse_list(LIST.read_bytes(), filename=LIST.name, edition="10e", catalog=catalog).to_dict()
 
 
-def test_a_10e_list_is_costed_by_the_wahapedia_export(catalog: Catalog, tmp_path: Path) -> None:
-    report = check_in(_army(catalog), tmp_path, None, catalog)
+def test_a_10e_list_is_costed_by_the_wahapedia_export(small_catalog: Catalog, tmp_path: Path) -> None:
+    report = check_in(_army(small_catalog), tmp_path, None, small_catalog)
     assert report["points_source"] == SOURCE and report["battle_size"] is None and report["sizes_source"] == ""
     by_unit = [(u["points"], u["stated"]) for u in report["units"]]
     # Warboss 75 + Follow Me Ladz 25; Weirdboy not in the export fixture; Boyz 20 and 10; Deff Dread 135
@@ -63,11 +46,11 @@ def test_a_10e_list_is_costed_by_the_wahapedia_export(catalog: Catalog, tmp_path
     assert not [p for p in report["problems"] if p["severity"] == "error"]
 
 
-def test_the_enhancement_rules_fire_with_10e_names(catalog: Catalog, tmp_path: Path) -> None:
-    army = _army(catalog)
+def test_the_enhancement_rules_fire_with_10e_names(small_catalog: Catalog, tmp_path: Path) -> None:
+    army = _army(small_catalog)
     army["units"][2]["enhancements"] = ["Follow Me Ladz"]  # Boyz: not a CHARACTER, and a second copy
     army["units"][0]["enhancements"] = ["Follow Me Ladz", "Auric Mantle"]  # two, one of another faction
-    report = check_in(army, tmp_path, "Strike Force", catalog)
+    report = check_in(army, tmp_path, "Strike Force", small_catalog)
     text = "\n".join(f"{p['rule']} | {p['severity']} | {p['message']}" for p in report["problems"])
     assert report["problems"][0]["message"].endswith("The battle size asked (Strike Force) is not used.")
     assert "10e core rules, Muster Army | error | Warboss has 2 enhancements; a unit can have one." in text
