@@ -1,5 +1,5 @@
 """A least-recently-used cache by value, bounded by entry count and by bytes: compiled plans (engine.plan),
-the stage cache (engine.powers) and validated request parts (engine.request) use it. Values are immutable;
+the stage cache (`STAGES`, below) and validated request parts (engine.request) use it. Values are immutable;
 their size is `sizeof(value)` (by default `value.nbytes`, which numpy arrays and plans report), and a value
 larger than the whole cap is not kept."""
 
@@ -51,3 +51,9 @@ class Cache:
 
     def __len__(self) -> int:
         return len(self._values)
+
+
+# The stages of requests, by value (docs/engine.md, "The cold path"): the chain's powers and one-attack
+# matrices (engine.powers), single-profile groups' operator rows (engine.plan) and mixed-target groups'
+# compiled steps (engine.mixed). Shared by every plan of the process.
+STAGES = Cache(1024, 12 * 2**20)

@@ -27,7 +27,7 @@ Feel No Pain inside it; the excess damage is lost). Per weapon group:
   models, and both act identically once it has none), so two axes give the weapon-by-weapon order of
   contract 1b exactly.
 
-Why one file of about 620 lines (issue 20 asks each product file over 500 lines for a reason): the state
+Why one file of about 650 lines (issue 20 asks each product file over 500 lines for a reason): the state
 layout of a mixed target (`Layout`, `Queue`) and the steps that move probability through it are one
 computation (contract 1b); each step indexes the layout directly. `compile_volley` builds the state-independent part once
 (engine.plan caches it), `Volley.run` moves the state through it.
@@ -41,6 +41,7 @@ from functools import lru_cache
 import numpy as np
 
 from engine import exact, limits
+from engine.lru import STAGES
 from engine.phases import Phases, worth_it
 from engine.profiles import ModelGroup, Target
 from engine.request import first_allocated
@@ -430,6 +431,12 @@ class _Step:
     mortal: np.ndarray | None  # 11e: one critical wound's transition matrix
     pending_powers: np.ndarray | None  # 10e: m critical wounds' mortal wounds on the pending axis (per m)
     precision: bool
+    counts: tuple[float, float, float]  # expected attacks, hits and wounds of the group
+
+    @property
+    def nbytes(self) -> int:
+        return ((self.t.nbytes if self.t is not None else self.phases.nbytes)
+                + (self.mortal.nbytes if self.mortal is not None else 0))
 
 
 @dataclass(frozen=True, eq=False)
@@ -447,8 +454,7 @@ class Volley:
 
     @property
     def nbytes(self) -> int:
-        return sum((st.t.nbytes if st.t is not None else st.phases.nbytes)
-                   + (st.mortal.nbytes if st.mortal is not None else 0) for st in self.steps)
+        return sum(st.nbytes for st in self.steps)
 
     def run(self) -> dict:
         """Exact result pieces: stages, killed pmf (whole unit and per group), damage pmf."""
@@ -484,7 +490,6 @@ class Volley:
 def compile_volley(groups: list[ResolvedGroup], target: Target, devastating_spills: bool) -> Volley:
     """Everything of `run` that does not depend on the state, once per volley."""
     lay = Layout.build(target)
-    n_groups = len(target.groups)
     pending = devastating_spills and any(g.devastating for g in groups)
     keeps = {kp for g in groups for kp in g.group_fnp_mortal}
     thinned = len(keeps) == 1  # every model rolls the same mortal-wound FNP: roll it as the wounds arrive
@@ -496,40 +501,63 @@ def compile_volley(groups: list[ResolvedGroup], target: Target, devastating_spil
     stages = {"attacks": 0.0, "hits": 0.0, "wounds": 0.0, "unsaved": 0.0}
     steps = []
     for g in groups:
-        gd = exact.group_distribution(g, collapse_ok=not g.devastating, saves=False)
-        stages["attacks"] += gd.attacks
-        stages["hits"] += gd.hits
-        stages["wounds"] += gd.wounds
-        joint, n_pmf, m_pmf = _trimmed_joint(gd.joint)
-        saves = g.group_save_probs()
-        losses = {i: _save_mixed(exact.loss_pmf(g.group_damage[i], g.group_fnp[i]), saves[i]) for i in range(n_groups)}
-        m_mean = float(np.dot(np.arange(m_pmf.size), m_pmf)) if m_pmf.size > 1 else 0.0
-        mortal = pending_mw = None
-        if joint.shape[1] > 1 and pending:
-            amount = lay.ch.groups[0] if g.precision else first_allocated(target.groups)
-            pending_mw = g.group_mortal_damage[amount]
-            if thinned:
-                pending_mw = exact.loss_pmf(pending_mw, g.group_fnp_mortal[0])
-            pending_mw = _pending_powers(pending_mw, joint.shape[1], cap_p if g.precision else cap_n)
-        elif joint.shape[1] > 1:
-            mortal = lay.transition({i: exact.loss_pmf(g.group_mortal_damage[i], g.group_fnp_mortal[i])
-                                     for i in range(n_groups)}, g.precision)
-        t, phases = lay.transition(losses, g.precision), None
-        first_is_nc = not (g.precision and lay.ch.length)
-        if worth_it(lay.nc.length, lay.ch.length, first_is_nc, joint.shape[0] - 1, joint.shape[1] + 1, lay.size):
-            unsaved_weights = np.zeros(joint.shape[0])  # P(N >= n + 1): the n-th wound's save is rolled
-            unsaved_weights[:-1] = n_pmf[:0:-1].cumsum()[::-1]
-            phases = Phases.build(t, lay.nc.length, lay.ch.length, first_is_nc,
-                                  np.column_stack([joint, unsaved_weights]))
-            t = None
-        step = _Step(joint, n_pmf, m_mean, t, phases, 1.0 - np.asarray(saves)[lay.receiver(g.precision)],
-                     mortal, pending_mw, g.precision)
-        for arr in (step.joint, step.n_pmf, step.t, step.fail, step.mortal, step.pending_powers):
-            if arr is not None:
-                arr.flags.writeable = False  # a compiled volley is shared by every run of its plan
+        # a group's step depends on the group and the layout, and a 10e DEVASTATING group's on the
+        # volley's pending axis too: kept by value (docs/engine.md, "The cold path")
+        cap = cap_p if g.precision else cap_n
+        key = _step_key(g, target) + ((thinned, cap) if pending and g.devastating else ())
+        step = STAGES.get(key)
+        if step is None:
+            step = _compile_step(g, target, lay, pending, thinned, cap)
+            STAGES.put(key, step)
+        for name, value in zip(("attacks", "hits", "wounds"), step.counts, strict=True):
+            stages[name] += value
         steps.append(step)
     return Volley(lay, target, tuple(groups), tuple(steps), (cap_n + 1, cap_p + 1, lay.size), pending, thinned,
                   stages)
+
+
+def _step_key(g: ResolvedGroup, target: Target) -> tuple:
+    """Everything a group's step depends on without a pending axis: the die's kernel, the attack dice,
+    what each model group's saves, damage and Feel No Pain do to it, and the layout's model groups (not
+    `wounds_lost`, which only moves the starting state)."""
+    return ("mixed step", exact.kernel_key(g, not g.devastating, saves=False), g.attacks_per_model.tobytes(),
+            g.models, tuple(d.tobytes() for d in g.group_damage), tuple(g.group_fnp),
+            tuple(d.tobytes() for d in g.group_mortal_damage), tuple(g.group_fnp_mortal), tuple(g.group_saves),
+            g.precision, target.groups)
+
+
+def _compile_step(g: ResolvedGroup, target: Target, lay: Layout, pending: bool, thinned: bool, cap: int) -> _Step:
+    """One weapon group's state-independent step against the layout (`cap`: its pending axis' last row)."""
+    n_groups = len(target.groups)
+    gd = exact.group_distribution(g, collapse_ok=not g.devastating, saves=False)
+    joint, n_pmf, m_pmf = _trimmed_joint(gd.joint)
+    saves = g.group_save_probs()
+    losses = {i: _save_mixed(exact.loss_pmf(g.group_damage[i], g.group_fnp[i]), saves[i]) for i in range(n_groups)}
+    m_mean = float(np.dot(np.arange(m_pmf.size), m_pmf)) if m_pmf.size > 1 else 0.0
+    mortal = pending_mw = None
+    if joint.shape[1] > 1 and pending:
+        amount = lay.ch.groups[0] if g.precision else first_allocated(target.groups)
+        pending_mw = g.group_mortal_damage[amount]
+        if thinned:
+            pending_mw = exact.loss_pmf(pending_mw, g.group_fnp_mortal[0])
+        pending_mw = _pending_powers(pending_mw, joint.shape[1], cap)
+    elif joint.shape[1] > 1:
+        mortal = lay.transition({i: exact.loss_pmf(g.group_mortal_damage[i], g.group_fnp_mortal[i])
+                                 for i in range(n_groups)}, g.precision)
+    t, phases = lay.transition(losses, g.precision), None
+    first_is_nc = not (g.precision and lay.ch.length)
+    if worth_it(lay.nc.length, lay.ch.length, first_is_nc, joint.shape[0] - 1, joint.shape[1] + 1, lay.size):
+        unsaved_weights = np.zeros(joint.shape[0])  # P(N >= n + 1): the n-th wound's save is rolled
+        unsaved_weights[:-1] = n_pmf[:0:-1].cumsum()[::-1]
+        phases = Phases.build(t, lay.nc.length, lay.ch.length, first_is_nc,
+                              np.column_stack([joint, unsaved_weights]))
+        t = None
+    step = _Step(joint, n_pmf, m_mean, t, phases, 1.0 - np.asarray(saves)[lay.receiver(g.precision)],
+                 mortal, pending_mw, g.precision, (gd.attacks, gd.hits, gd.wounds))
+    for arr in (step.joint, step.n_pmf, step.t, step.fail, step.mortal, step.pending_powers):
+        if arr is not None:
+            arr.flags.writeable = False  # a compiled step is shared by every run of every plan holding it
+    return step
 
 
 def run(groups: list[ResolvedGroup], target: Target, devastating_spills: bool) -> dict:

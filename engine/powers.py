@@ -22,14 +22,14 @@ from __future__ import annotations
 import numpy as np
 
 from engine import exact
-from engine.lru import Cache
+from engine.lru import STAGES
 from engine.profiles import Target
 from engine.rules import ResolvedGroup
 
 MAX_STATES = 64  # K W + 1 up to this: a squaring is a 64 x 64 product at most
 MAX_BYTES = 2**20  # one Q (length x W x states doubles)
 MIN_LENGTH = 8
-CACHE = Cache(512, 8 * 2**20)  # Qs and one-attack matrices by value, shared by all plans (docs/operations.md)
+CACHE = STAGES  # Qs and one-attack matrices by value, with the other stages (docs/operations.md)
 
 
 def length(t: int) -> int:
