@@ -158,12 +158,26 @@ def quote(passage: Passage, words: list[str]) -> str:
 
 def reads_as_name(readings: list[str], candidates: list[Hit]) -> bool:
     """Whether a query not shaped as a question was typed as a name: one of its readings (as typed, or with its
-    shorthand and aliases read) is within NAME_LIKE_RATIO of one of the name search's first candidates. The
-    evidence is the name search's own candidates, so no word list decides it: "dev wounds spill over" holds
-    words no candidate's name has and is answered from the rules text; "armor of contempt" or "ork warboss" is
-    a (misspelt or qualified) name and keeps the name search's menu."""
-    names = [normalize(h.name) for h in candidates[:3]]
-    return any(fuzz.ratio(reading, name) >= NAME_LIKE_RATIO for reading in readings[:3] for name in names)
+    shorthand, aliases and the words around the name read) is within NAME_LIKE_RATIO of one of the name search's
+    first candidates, or every word of it starts a word of one that is no FAQ (a shortened name: "steeljacks melee" for Ironkin
+    Steeljacks with Melee Weapons, "yaegirs" for Hernkyn Yaegirs). The evidence is the name search's own
+    candidates, so no word list decides it: "dev wounds spill over" holds words no candidate's name has and is
+    answered from the rules text; "armor of contempt" or "ork warboss" is a (misspelt or qualified) name and
+    keeps the name search's menu."""
+    names = [(normalize(h.name), h.kind != "faq") for h in candidates[:3]]  # a FAQ's name is a whole question
+    return any(fuzz.ratio(reading, name) >= NAME_LIKE_RATIO or (short and words_start_words(reading, name))
+               for reading in readings[:3] for name, short in names)
+
+
+def words_start_words(reading: str, name: str) -> bool:
+    """Whether each word of `reading` starts a different word of `name`, in any order."""
+    left = name.split()
+    for word in reading.split():
+        found = next((i for i, w in enumerate(left) if w.startswith(word)), None)
+        if found is None:
+            return False
+        del left[found]
+    return bool(reading.split())
 
 
 def rule_key(name: str) -> str:

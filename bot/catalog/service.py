@@ -114,8 +114,7 @@ class Catalog:
         if found is not None and any(meaning.startswith("rule ") for _typed, meaning in found.said):
             return False  # "rule 13.08": the numbered rule is the answer, shown by the name search ("4++" is
             # shorthand for a rule's words, not a number typed)
-        readings = [text for text, _ in self.index.variants(normalize(self.index.reading(query)))]
-        return not reads_as_name(readings, resolution.candidates)
+        return not reads_as_name(self.index.readings(query), resolution.candidates)  # read as the search reads it
 
     def autocomplete(self, text: str, *, kind: Kinds = None, edition: str | None = None,
                      faction: str | None = None, limit: int = 25,

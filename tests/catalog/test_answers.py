@@ -26,6 +26,7 @@ from bot.catalog.answers import (
     reads_as_name,
     rule_key,
 )
+from bot.catalog.model import Hit
 from bot.catalog.passages import MAX_PASSAGES, Passage, entry_texts, index_words, split_text
 from bot.catalog.service import Catalog, open_catalog
 from tests.catalog.conftest import REPO, copy_catalog, settings_for
@@ -174,6 +175,23 @@ def test_a_query_typed_as_a_name_is_not_read_as_a_question(small_catalog: Catalo
     hits = small_catalog.search("armor of contempt", limit=3)
     assert reads_as_name(["armor of contempt"], hits)
     assert not reads_as_name(["devastating wounds spill over"], small_catalog.search("dev wounds spill over", limit=3))
+
+
+def test_a_shortened_name_with_words_around_it_is_still_a_name(small_catalog: Catalog) -> None:
+    """Every word of the name as read (the faction or edition word taken off) starts a word of a candidate's name:
+    a lookup, not a question for the passages; "shooting after fall back" still is one."""
+    for query, asks in (("yaegirs votann", False), ("steeljacks melee 11e", False),
+                        ("shooting after fall back", True), ("dev wounds spill over", True)):
+        assert small_catalog.asks_the_rules(query, small_catalog.resolve(query)) is asks, query
+
+
+def test_a_faq_whose_question_holds_the_words_is_no_name() -> None:
+    """A FAQ entry's name is a whole question, so it holds many words: "pile in distance" is not its name."""
+    faq = Hit("f", "faq", "If a rule allows my unit to pile-in or consolidate an extra distance in the Fight phase, "
+              "when can I use that rule?", "11e", "gdc", 85.0)
+    sheet = Hit("d", "datasheet", "Ironkin Steeljacks with Melee Weapons", "11e", "gdc", 89.0)
+    assert not reads_as_name(["pile in distance"], [faq])
+    assert reads_as_name(["steeljacks melee"], [faq, sheet]) and not reads_as_name(["steeljacks ranged"], [sheet])
 
 
 def test_players_words_add_the_rules_words_for_them() -> None:
