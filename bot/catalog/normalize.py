@@ -20,6 +20,8 @@ _NON_WORD = re.compile(r"[^a-z0-9+]+")
 def fold(text: str) -> str:
     """Lowercase ASCII with diacritics removed ("Grimnyr’s Régard" -> "grimnyr's regard")."""
     text = _CONTROL.sub(" ", text.translate(_QUOTES))
+    if text.isascii():  # nothing to decompose (most names and queries): the per-character pass is the cost
+        return text.lower()
     text = unicodedata.normalize("NFKD", text)
     text = "".join(ch for ch in text if not unicodedata.combining(ch))
     return text.lower()

@@ -56,6 +56,7 @@ PLURAL_SCORE = 99.0
 CORE_NAME_SCORE = 97.0
 # Generic tails of unit names that players leave out ("intercessors", "leman russ", "riptide").
 GENERIC_TAILS = ("squad", "battle tank", "battlesuit", "battlesuits")
+OUTRIGHT_SCORE = 98.0  # a reading this close to a name (after its penalty) names it: no eager fuzzy pass
 MAX_CORRECTED_WORDS = 4
 MAX_READINGS = 12  # readings of one query searched (each is a pass over the name tiers)
 AUTOCOMPLETE_FUZZY_BELOW = 80.0  # autocomplete runs the fuzzy tier only when no name has the typed words
@@ -222,6 +223,7 @@ class SearchIndex:
                     if name.endswith(" " + tail) and len(name) > len(tail) + 3:
                         self.by_core_key[name_key(name[: -len(tail) - 1])].append(name)
         self._corrections: OrderedDict[str, tuple[str, ...]] = OrderedDict()
+        self._near: OrderedDict[str, tuple[str, ...]] = OrderedDict()
         self.by_compact: dict[str, list[str]] = defaultdict(list)
         token_names: dict[str, set[int]] = defaultdict(set)
         for name in self.names:
@@ -333,9 +335,8 @@ class SearchIndex:
         counts: dict[int, int] = defaultdict(int)
         for w in words:
             seen: set[int] = set()
-            for tok, _score, _ in process.extract(w, self.tokens, scorer=fuzz.ratio, limit=8, score_cutoff=72):
-                if len(self.token_names[tok]) <= 600:  # "of", "the", "squad" say little about the name
-                    seen |= self.token_names[tok]
+            for tok in self._near_tokens(w):
+                seen |= self.token_names[tok]
             for i in seen:
                 counts[i] += 1
         if len(self.names) <= 2000:
@@ -346,6 +347,20 @@ class SearchIndex:
             pool = [self.names[i] for i in ranked]
         return [(name, score) for name, score, _ in process.extract(q, pool, scorer=fuzz.WRatio, limit=limit,
                                                                    score_cutoff=60)]
+
+    def _near_tokens(self, word: str) -> tuple[str, ...]:
+        """The (at most 8) name words within a ratio of 72 of `word`, but for words in more than 600 names ("of",
+        "the", "squad" say little about the name). Cached: a query's readings share words, and autocomplete asks
+        again per keystroke; matching a word against every name word is most of the fuzzy tier's cost."""
+        cached = self._near.get(word)
+        if cached is None:
+            cached = tuple(tok for tok, _score, _ in process.extract(word, self.tokens, scorer=fuzz.ratio, limit=8,
+                                                                     score_cutoff=72)
+                           if len(self.token_names[tok]) <= 600)
+            self._near[word] = cached
+            while len(self._near) > 4096:
+                self._near.popitem(last=False)
+        return cached
 
     def mentions(self, q: str) -> dict[int, float]:
         """Entries a question names ("how does *overwatch* work", "do *dev wounds* spill over", "can *pistols*
@@ -560,8 +575,11 @@ class SearchIndex:
         strong = sum(1 for n, _ in name_scores for v in n.values() if v >= 90)
         # per keystroke (autocomplete), words typed so far that start name words are enough: the fuzzy tier
         # (the slow tail) runs only when none do; a misspelt complete word is already read corrected
+        # a name typed outright (a reading exact, spacing or plural aside, alias or context words read) needs no
+        # typo tolerance for rivals: a fuzzy match scores <= 80 and can neither lead nor be a close rival
+        outright = max((max(n.values()) - p for n, p in name_scores if n), default=0.0) >= OUTRIGHT_SCORE
         weak = best < (90 if eager_fuzzy else AUTOCOMPLETE_FUZZY_BELOW) or (
-            eager_fuzzy and (strong < 3 or bool(rec_scores) and max(rec_scores.values()) < 90))
+            eager_fuzzy and not outright and (strong < 3 or bool(rec_scores) and max(rec_scores.values()) < 90))
         if fuzzy and weak and len(q.replace(" ", "")) >= 4:
             # typo tolerance, only when the cheap tiers found little: the literal query and the
             # first alias reading (e.g. "dev wuonds" -> "devastating wuonds"); per keystroke the literal only

@@ -18,6 +18,7 @@ newest `source_date`, then the dataset priority); answers and /sim use it and sh
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import defaultdict
 from collections.abc import Iterable
@@ -46,8 +47,10 @@ STAT_KEYS = ("M", "T", "Sv", "InSv", "W", "Ld", "OC")
 WEAPON_KEYS = ("range", "A", "skill", "S", "AP", "D")
 
 
+@functools.lru_cache(maxsize=512)
 def faction_key(faction: str | None) -> str:
-    """"Space Marines" and "Adeptus Astartes" fold to one key; None (core) is the empty key."""
+    """"Space Marines" and "Adeptus Astartes" fold to one key; None (core) is the empty key. Cached: the data
+    names a few dozen factions, and ranking asks for them per candidate."""
     norm = normalize(faction or "")
     return FACTION_ALIASES.get(norm, norm)
 

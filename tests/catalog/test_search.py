@@ -244,3 +244,16 @@ def test_a_question_offers_what_it_names_first(full_catalog: Catalog, question: 
     over" offered three entries containing "over"; "can i shoot after falling back" a Thousand Sons stratagem)."""
     names = [normalize(h.name) for h in full_catalog.resolve(question).candidates[:3]]
     assert normalize(name) in names, names
+
+
+def test_a_name_typed_outright_skips_the_typo_tier(small_catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fuzzy tier (most of a lookup's cost) only finds names scoring <= 80: after an exact name it could be
+    neither the answer nor a close rival, so it does not run; a misspelt name still runs it."""
+    calls: list[str] = []
+    index = small_catalog.index
+    real = index._fuzzy
+    monkeypatch.setattr(index, "_fuzzy", lambda q, *args, **kw: calls.append(q) or real(q, *args, **kw))
+    resolution = small_catalog.resolve("hernkyn yaegirs")
+    assert resolution.confident and resolution.best is not None and resolution.best.name == "Hernkyn Yaegirs"
+    assert calls == []
+    assert small_catalog.resolve("hernkyn yaegers").candidates[0].name == "Hernkyn Yaegirs" and calls
