@@ -70,6 +70,9 @@ def test_aliases_and_rule_numbers(small_catalog: Catalog) -> None:
     assert top(small_catalog, "DW")[0] == "Devastating Wounds"
     assert top(small_catalog, "dev wounds")[0] == "Devastating Wounds"
     assert top(small_catalog, "CRR") == ("Command Re-roll", "stratagem", "11e")
+    for query, name in (("cp reroll strat", "Command Re-roll"), ("bladeguard vets", "Bladeguard Veteran Squad")):
+        resolution = small_catalog.resolve(query)  # players' words: "cp reroll", "vets" (veterans)
+        assert resolution.confident and resolution.best is not None and resolution.best.name == name, query
     assert top(small_catalog, "FNP")[0] == "Feel No Pain"
     assert top(small_catalog, "24.23")[:2] == ("Lethal Hits", "rule")
     # an errata in the Stompa page: "The Tank Shock Stratagem is the same as the Crushing Impact stratagem."
