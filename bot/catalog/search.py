@@ -527,7 +527,8 @@ class SearchIndex:
         and whether the query reads like a question for the full-text search.
 
         Fuzzy matching runs when the cheap tiers found nothing strong; `eager_fuzzy` (search, not
-        autocomplete) also runs it when they found fewer than three strong names. Autocomplete runs it
+        autocomplete) also runs it when they found fewer than three strong names, unless a reading named a
+        name outright (OUTRIGHT_SCORE). Autocomplete runs it
         only when no name has the words typed so far (below AUTOCOMPLETE_FUZZY_BELOW). Only the best names
         that exist in the wanted kinds/edition are expanded to records, so a one-letter query stays cheap.
         """
