@@ -6,7 +6,9 @@ established methods instead of hand-set scores, and merged by reciprocal-rank fu
   - semantic: cosine similarity of static word embeddings (bot/catalog/vectors.py), when the vectors load;
   - core: the same words over the core rules and glossary only (weighted up when the question names no entry:
     then it asks about the rules every army shares);
-  - named: the passages of the entries the question names (the name search's hits and its mention pass).
+  - named: the passages of the entries the question names (the name search's hits and its mention pass), then
+    those of the named units' and detachments' own abilities, rules, stratagems and enhancements that share the
+    question's words ("warboss +1 to hit" is asked about the Warboss's Might is Right).
 A question naming an edition ("stealth in 10e") is answered from that edition; otherwise a rule found in both
 editions is quoted in the server's edition first, and one rule is quoted once per edition (core rule before its
 glossary entry). The answer quotes the sentences of the best passage that share the question's words, cites its
@@ -27,7 +29,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from rapidfuzz import fuzz
 
-from bot.catalog.normalize import clean_text, normalize
+from bot.catalog.normalize import clean_text, fold, normalize
 from bot.catalog.passages import MAX_WORDS, Passage, index_words, sentences
 from bot.catalog.search import looks_hostile, looks_like_question, query_edition
 from bot.catalog.things import name_key
@@ -264,14 +266,24 @@ class Answerer:
         named = named[:NAMED_HITS * 2]
         if not named:
             return []
-        by_entry = self.catalog.store.passage_ids(named)
+        keys = {e: self._member_key(e) for e in named}
+        members = self.catalog.store.passage_members(list(keys.values()))
+        parts = {e: [m for m in members.get(keys[e], ()) if m not in named] for e in named}
+        by_entry = self.catalog.store.passage_ids(named + [m for ms in parts.values() for m in ms])
         lex_rank = {r: i for i, r in enumerate(lexical)}
         out = []
         for entry_id in named:
             rows = by_entry.get(entry_id, [])
             if rows:
                 out.append(min(rows, key=lambda r: (lex_rank.get(r, POOL), r)))
-        return out
+        # then the named units' and detachments' own rules that share the question's words, best first
+        own = [min(by_entry[m], key=lambda r: lex_rank.get(r, POOL)) for e in named for m in parts[e] if m in by_entry]
+        return out + sorted({r for r in own if r in lex_rank and r not in out}, key=lex_rank.__getitem__)
+
+    def _member_key(self, entry_id: str) -> tuple[str, str]:
+        index = self.catalog.index
+        idx = index.by_id.get(entry_id)
+        return (index.records[idx].edition, fold(index.records[idx].name)) if idx is not None else ("", "")
 
     def answer(self, query: str, *, edition: str | None = None, prefer_edition: str | None = None,
                use: tuple[str, ...] = ("lexical", "core", "semantic", "named")) -> Answer:

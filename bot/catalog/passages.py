@@ -28,7 +28,7 @@ PASSAGE_CHARS = 480  # a passage gathers paragraphs up to about this many charac
 MAX_PARAGRAPH = 720  # a longer paragraph is cut at sentence ends
 MAX_PASSAGES = 40  # per entry: the longest core rule section has about 25
 MAX_WORDS = 16  # query words sent to FTS5
-VERSION = "2"  # bump when the passages are built differently: a catalog holding older ones rebuilds them on open
+VERSION = "3"  # bump when the passages are built differently: a catalog holding older ones rebuilds them on open
 MAX_HOLDERS = 4  # datasheets named with an ability (a core ability such as Deep Strike has hundreds)
 NAME_WEIGHT = 3.0  # bm25() weight of the entry's name against its text (a title says what the passage is about)
 
@@ -115,6 +115,9 @@ def create(conn: sqlite3.Connection) -> None:
                  "kind TEXT NOT NULL, name TEXT NOT NULL, number TEXT, edition TEXT NOT NULL, "
                  "source TEXT NOT NULL, text TEXT NOT NULL, title TEXT NOT NULL, words TEXT NOT NULL)")
     conn.execute("CREATE INDEX IF NOT EXISTS passages_entry ON passages (entry_id)")
+    conn.execute("CREATE TABLE IF NOT EXISTS passage_members (edition TEXT NOT NULL, holder TEXT NOT NULL, "
+                 "entry_id TEXT NOT NULL)")
+    conn.execute("CREATE INDEX IF NOT EXISTS passage_members_holder ON passage_members (edition, holder)")
     conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(title, words, content='passages', "
                  "content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2')")
 
@@ -126,6 +129,7 @@ def rebuild(conn: sqlite3.Connection) -> int:
     """
     create(conn)
     conn.execute("DELETE FROM passages")
+    conn.execute("DELETE FROM passage_members")
     marks = ",".join("?" * len(PASSAGE_KINDS))
     rows = conn.execute(
         "SELECT e.id, e.kind, e.name, e.number, e.edition, e.source, e.text, e.data FROM entries e "
@@ -137,7 +141,10 @@ def rebuild(conn: sqlite3.Connection) -> int:
     for entry_id, kind, name, number, edition, source, text, data in rows:
         data = json.loads(data or "{}")
         title = index_words(f"{number or ''} {name}")
-        parents = index_words(" ".join(parent_names(sections, edition, number) + holders(name, data)))
+        owners = holders(name, data)
+        parents = index_words(" ".join(parent_names(sections, edition, number) + owners))
+        conn.executemany("INSERT INTO passage_members (edition, holder, entry_id) VALUES (?, ?, ?)",
+                         [(edition, fold(owner), entry_id) for owner in owners])
         for piece in entry_texts(kind, text, data):
             batch.append((entry_id, kind, name, number, edition, source, piece, title,
                           f"{parents} {index_words(piece)}".strip()))
@@ -175,6 +182,17 @@ def holders(name: str, data: dict) -> list[str]:
     sheets = data.get("datasheets")
     if isinstance(sheets, list):
         out += [s for s in sheets[:MAX_HOLDERS] if isinstance(s, str)]
+    return out
+
+
+def members(conn: sqlite3.Connection, keys: list[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
+    """(edition, folded name of a datasheet or detachment) -> the entries with passages that belong to it (see
+    `holders`), in catalog order: a question naming the Warboss is asked about Might is Right too."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for edition, holder in dict.fromkeys(keys[:100]):
+        for (entry_id,) in conn.execute("SELECT entry_id FROM passage_members WHERE edition = ? AND holder = ? "
+                                        "ORDER BY rowid", (edition, holder)):
+            out.setdefault((edition, holder), []).append(entry_id)
     return out
 
 

@@ -375,6 +375,11 @@ class CatalogStore:
             return passages.ids_of(self._conn, entry_ids)
 
     @_reading
+    def passage_members(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
+        with self._lock:
+            return passages.members(self._conn, keys)
+
+    @_reading
     def passage_texts(self) -> list[tuple[int, str, str, str]]:
         with self._lock:
             return [(int(r[0]), r[1], r[2], r[3]) for r in passages.all_texts(self._conn)]

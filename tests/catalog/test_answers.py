@@ -230,3 +230,13 @@ def test_a_passage_is_found_by_what_it_belongs_to(small_catalog: Catalog) -> Non
     found = small_catalog.store.passage_rows([r for r, _ in small_catalog.store.passage_search(["horde"])])
     assert "Get Stuck In" in {p.name for p in found.values()}  # War Horde's rule, whose text never says so
     assert first("wound rolls mixed unit highest", "core") == ("Multiple Toughness Characteristics", "05.02.01")
+
+
+def test_a_question_naming_a_unit_asks_about_its_own_rules_too(small_catalog: Catalog) -> None:
+    """'warboss leading boyz +1 to hit in melee' names the Warboss; the rule it asks about is the Warboss's
+    ability Might is Right, whose text never says 'warboss'."""
+    named = small_catalog.answerer.rankings("warboss leading boyz +1 to hit in melee", use=("lexical", "named"))
+    rows = small_catalog.store.passage_rows(named["named"])
+    assert "Might is Right" in [rows[r].name for r in named["named"]]
+    answer = small_catalog.answer("warboss leading boyz +1 to hit in melee", prefer_edition="10e")
+    assert "Might is Right" in [q.passage.name for q in answer.passages]
