@@ -199,6 +199,8 @@ def test_players_words_add_the_rules_words_for_them() -> None:
         ["tank", "vehicle", "shoot", "melee", "fight", "engaged"]
     shipped = load_rules_words(REPO / "data" / RULES_WORDS_FILE)
     assert shipped["flyer"] == ["aircraft"] and all(shipped.values())
+    assert query_words("auto hits dont roll so no crits", shipped) == ["auto", "automatically", "hits", "roll",
+                                                                      "crits", "critical"]
     assert load_rules_words(Path("no-such-file.toml")) == {}
 
 
