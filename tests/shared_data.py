@@ -50,7 +50,7 @@ class SharedReadGuard:
             path = os.fsdecode(path)
         if isinstance(path, os.PathLike):
             path = os.fspath(path)
-        if isinstance(path, str) and path.startswith(self.prefixes):
+        if isinstance(path, str) and os.path.abspath(path).startswith(self.prefixes):  # '../shared/…' too
             item = self.current
             self.readers[item.nodeid] = item.get_closest_marker(MARK) is not None
 
