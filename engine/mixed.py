@@ -435,8 +435,9 @@ class _Step:
 
     @property
     def nbytes(self) -> int:
-        return ((self.t.nbytes if self.t is not None else self.phases.nbytes)
-                + (self.mortal.nbytes if self.mortal is not None else 0))
+        """Every array the step holds (the stage cache's byte cap counts them)."""
+        arrays = (self.joint, self.n_pmf, self.t, self.fail, self.mortal, self.pending_powers)
+        return sum(a.nbytes for a in arrays if a is not None) + (self.phases.nbytes if self.phases else 0)
 
 
 @dataclass(frozen=True, eq=False)

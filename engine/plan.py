@@ -36,7 +36,7 @@ from numpy.lib.stride_tricks import as_strided
 from engine import cost, exact, mixed, montecarlo, powers
 from engine.api import check_size, hazard_pmf
 from engine.errors import RequestError
-from engine.lru import Cache
+from engine.lru import STAGES, Cache
 from engine.profiles import Target
 from engine.request import PARTS, Request, validate
 from engine.rules import ResolvedGroup, resolve
@@ -121,13 +121,13 @@ def _compile_group(g: ResolvedGroup, target: Target, bytes_left: int) -> tuple[A
     """The group's operator rows, or `_Direct` when they would cost more than ROW_OPERATOR_MAX_SECONDS,
     or more memory than ROW_OPERATOR_MAX_BYTES (the rows of every devastating count while they are built)
     or than the plan has left (`bytes_left`). Rows of the powers path are kept by value in the stage
-    cache (powers.CACHE), keyed by all they depend on: the die's kernel, the attack dice, the damage
+    cache (engine.lru.STAGES), keyed by all they depend on: the die's kernel, the attack dice, the damage
     stage and the target's W and models (not its name, keywords, wounds lost or the other groups)."""
     collapse_ok = g.fnp_mortal == g.fnp and exact.same_damage(g)
     kernel = exact.kernel_key(g, collapse_ok)
     key = ("rows", kernel, g.attacks_per_model.tobytes(), g.models, g.damage.tobytes(), g.fnp,
            g.mortal_damage.tobytes(), g.fnp_mortal, target.wounds, target.models)
-    hit = powers.CACHE.get(key)
+    hit = STAGES.get(key)
     if hit is not None:
         return hit, dict(hit.stages)
     gd = exact.group_distribution(g, collapse_ok, key=kernel)
@@ -135,7 +135,7 @@ def _compile_group(g: ResolvedGroup, target: Target, bytes_left: int) -> tuple[A
     rows = powers.group_rows(gd, g, target)
     if rows is not None:
         op = _Rows(_frozen(rows), MappingProxyType(stages))
-        powers.CACHE.put(key, op)
+        STAGES.put(key, op)
         return op, stages
     w, size = target.wounds, target.models * target.wounds + 1
     nb = 1 if gd.collapsed or gd.joint.shape[1] == 1 else gd.joint.shape[1]
@@ -347,10 +347,10 @@ CACHE = Cache(CACHE_MAX_PLANS, CACHE_MAX_BYTES)
 
 
 def clear_caches() -> None:
-    """Empty the engine's by-value caches: plans, the stage cache (engine.powers) and the validated
+    """Empty the engine's by-value caches: plans, the stage cache (engine.lru.STAGES) and the validated
     request parts (engine.request.PARTS). Results never depend on them; benches and tests use this."""
     CACHE.clear()
-    powers.CACHE.clear()
+    STAGES.clear()
     PARTS.clear()
 
 

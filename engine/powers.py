@@ -29,7 +29,6 @@ from engine.rules import ResolvedGroup
 MAX_STATES = 64  # K W + 1 up to this: a squaring is a 64 x 64 product at most
 MAX_BYTES = 2**20  # one Q (length x W x states doubles)
 MIN_LENGTH = 8
-CACHE = STAGES  # Qs and one-attack matrices by value, with the other stages (docs/operations.md)
 
 
 def length(t: int) -> int:
@@ -47,19 +46,19 @@ def transition(loss: np.ndarray, wounds: int, models: int) -> np.ndarray:
     """engine.exact's (S, S) one-attack matrix over flat states k W + j (the last: unit destroyed) for a
     loss distribution, read-only and cached by value."""
     key = ("T", loss.tobytes(), wounds, models)
-    t = CACHE.get(key)
+    t = STAGES.get(key)
     if t is not None:
         return t
     t = exact.dense_matrix(exact.step_matrix(loss, wounds), models)
     t.flags.writeable = False
-    CACHE.put(key, t)
+    STAGES.put(key, t)
     return t
 
 
 def chain_powers(loss: np.ndarray, wounds: int, models: int, n: int) -> np.ndarray:
     """Q, shape (n, W * S): row t holds e_j T^t for j < W, side by side (read-only, cached by value)."""
     key = ("Q", loss.tobytes(), wounds, models, n)
-    q = CACHE.get(key)
+    q = STAGES.get(key)
     if q is not None:
         return q
     size = models * wounds + 1
@@ -75,7 +74,7 @@ def chain_powers(loss: np.ndarray, wounds: int, models: int, n: int) -> np.ndarr
             power = power @ power
     q = q.reshape(n, wounds * size)
     q.flags.writeable = False
-    CACHE.put(key, q)
+    STAGES.put(key, q)
     return q
 
 

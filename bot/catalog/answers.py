@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from rapidfuzz import fuzz
 
+from bot.catalog import context
 from bot.catalog.normalize import clean_text, fold, normalize
 from bot.catalog.passages import MAX_WORDS, Passage, index_words, sentences
 from bot.catalog.search import looks_hostile, looks_like_question, query_edition
@@ -67,7 +68,7 @@ happens mean means
 
 
 KIND_WORDS = {"strat": "stratagem", "strats": "stratagems"}  # players' word for what the rules spell out
-EDITION_WORDS = frozenset({"10e", "10th", "10ed", "11e", "11th", "11ed", "edition"})
+EDITION_WORDS = frozenset(context.EDITION_WORDS) | {"edition"}  # a question's edition words rank nothing
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ import pytest
 
 import engine
 from engine import exact, plan, powers
+from engine.lru import STAGES
 from tests.engine import exactness
 
 
@@ -63,16 +64,16 @@ def test_a_seen_damage_stage_is_reused_and_results_do_not_depend_on_the_cache():
     """Another hit modifier or re-rolls meet the same damage stage: no new powers are built. A request gives
     the same bits whether its powers were built for it or by another request before it."""
     plan.CACHE.clear()
-    powers.CACHE.clear()
+    STAGES.clear()
     first = engine.simulate(_bolters())
-    built = len(powers.CACHE)
+    built = len(STAGES)
     assert built >= 1
     plan.CACHE.clear()
     other = _bolters(hit_modifier=1, reroll_wounds="ones")
     engine.simulate(other)
-    assert len(powers.CACHE) == built + 1  # the new group's rows; no new powers or one-attack matrix
+    assert len(STAGES) == built + 1  # the new group's rows; no new powers or one-attack matrix
     plan.CACHE.clear()
-    powers.CACHE.clear()
+    STAGES.clear()
     engine.simulate(other)
     plan.CACHE.clear()
     assert engine.simulate(_bolters()) == first
