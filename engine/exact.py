@@ -360,8 +360,8 @@ def _alive(s: np.ndarray) -> float:
     return float(s[..., :-1].sum())
 
 
-def _trim(p: np.ndarray) -> tuple[int, int]:
-    """Index range [lo, hi] outside of which the mass is negligible."""
+def support(p: np.ndarray) -> tuple[int, int]:
+    """Index range [lo, hi] outside of which the mass of the pmf `p` is negligible (limits.TAIL_EPSILON)."""
     c = p.cumsum()
     lo = int(c.searchsorted(limits.TAIL_EPSILON))
     hi = int(c.searchsorted(c[-1] - limits.TAIL_EPSILON))
@@ -370,7 +370,7 @@ def _trim(p: np.ndarray) -> tuple[int, int]:
 
 def powers_mixture(s: np.ndarray, step, weights: np.ndarray) -> np.ndarray:
     """sum_t weights[t] * T^t s, stopping early once the unit is destroyed with certainty."""
-    lo, hi = _trim(weights)
+    lo, hi = support(weights)
     x = s
     for _ in range(lo):
         x = step(x)
@@ -571,7 +571,7 @@ def allocate_group(s: np.ndarray, gd: GroupDistribution, g: ResolvedGroup, targe
         s = s[: used[-1] + 1]
     if gd.collapsed or joint.shape[1] == 1:
         weights = joint.sum(axis=1)
-        weights = weights[: _trim(weights)[1] + 1]
+        weights = weights[: support(weights)[1] + 1]
         # a few dense steps are cheaper than the renewal mixture: for one state, or for a plan's operator
         # rows (engine.plan) while the state space is small
         if not devastating_pending and weights.size <= STEP_MAX_ATTACKS and (s.ndim == 1 or s.shape[-1] <= 64):
@@ -582,8 +582,8 @@ def allocate_group(s: np.ndarray, gd: GroupDistribution, g: ResolvedGroup, targe
             padded[: out.shape[0]] = out
             return padded
         return out
-    n_hi = _trim(joint.sum(axis=1))[1]
-    m_hi = _trim(joint.sum(axis=0))[1]
+    n_hi = support(joint.sum(axis=1))[1]
+    m_hi = support(joint.sum(axis=0))[1]
     ys = renewal_mixture(s, loss, joint[: n_hi + 1, : m_hi + 1].T, target.wounds)  # ys[m]: sum_n P(n,m) T^n s
     if devastating_pending:
         return pending_combine(ys, loss_pmf(g.mortal_damage, g.fnp_mortal), full.shape[0] - 1)

@@ -5,6 +5,7 @@ larger than the whole cap is not kept."""
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -15,14 +16,21 @@ def _nbytes(value: Any) -> int:
     return value.nbytes
 
 
+def _nothing(_value: Any) -> int:
+    return 0
+
+
 class Cache:
     """Values by key: least recently used first out, bounded by count and bytes; thread-safe."""
 
-    def __init__(self, max_entries: int, max_bytes: int, sizeof: Callable[[Any], int] = _nbytes) -> None:
+    def __init__(self, max_entries: int, max_bytes: int | None = None, sizeof: Callable[[Any], int] = _nbytes) -> None:
+        """Without `max_bytes`, bounded by count only: for small records whose size is not worth measuring."""
         self._values: OrderedDict[Hashable, Any] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
-        self.max_entries, self.max_bytes, self.sizeof = max_entries, max_bytes, sizeof
+        self.max_entries = max_entries
+        self.max_bytes: float = math.inf if max_bytes is None else max_bytes
+        self.sizeof = _nothing if max_bytes is None else sizeof
 
     def get(self, key: Hashable) -> Any | None:
         with self._lock:

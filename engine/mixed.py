@@ -336,11 +336,11 @@ def _mixture_steps(x: np.ndarray, t: np.ndarray, joint: np.ndarray, n_pmf: np.nd
 
 def _trimmed_joint(joint: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The joint without its negligible tails, and its n and m marginals."""
-    n_hi = exact._trim(joint.sum(axis=1))[1]
+    n_hi = exact.support(joint.sum(axis=1))[1]
     if joint.shape[1] == 1:
         joint = joint[: n_hi + 1]
         return joint, joint[:, 0], np.ones(1)
-    m_hi = exact._trim(joint.sum(axis=0))[1]
+    m_hi = exact.support(joint.sum(axis=0))[1]
     joint = joint[: n_hi + 1, : m_hi + 1]
     return joint, joint.sum(axis=1), joint.sum(axis=0)
 

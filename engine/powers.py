@@ -86,9 +86,9 @@ def group_rows(gd: exact.GroupDistribution, g: ResolvedGroup, target: Target) ->
     joint = gd.joint
     if gd.collapsed or joint.shape[1] == 1:
         weights = joint.sum(axis=1)
-        wts = weights[None, : exact._trim(weights)[1] + 1]
+        wts = weights[None, : exact.support(weights)[1] + 1]
     else:
-        wts = joint[: exact._trim(joint.sum(axis=1))[1] + 1, : exact._trim(joint.sum(axis=0))[1] + 1].T
+        wts = joint[: exact.support(joint.sum(axis=1))[1] + 1, : exact.support(joint.sum(axis=0))[1] + 1].T
     t = wts.shape[1]
     if not fits(target, t):
         return None

@@ -48,7 +48,7 @@ _CONTEXT = {
 
 
 _T = TypeVar("_T")
-PARTS = Cache(4096, 0, sizeof=lambda _: 0)  # validated weapons, targets and contexts, by content
+PARTS = Cache(4096)  # validated weapons, targets and contexts, by content (small records: bounded by count)
 
 
 def _part(kind: str, raw: Any, build: Callable[[], _T]) -> _T:

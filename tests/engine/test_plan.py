@@ -139,6 +139,10 @@ def test_cache_is_bounded_by_count_and_bytes():
     for i, p in enumerate(plans):
         small.put(b"%d" % i, p)
     assert small.get(b"0") is None and small.get(b"2") is plans[2]
+    by_count = plan.Cache(max_entries=2)  # values without nbytes: bounded by count only
+    for i in range(3):
+        by_count.put(i, ("part", i))
+    assert len(by_count) == 2 and by_count.get(0) is None and by_count.get(2) == ("part", 2)
 
 
 def test_a_refused_batch_builds_nothing():
