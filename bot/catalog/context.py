@@ -52,6 +52,17 @@ def named_edition(q: str) -> str | None:
     return None
 
 
+def without_edition(q: str) -> tuple[str, str | None]:
+    """A normalised query without its edition words, and the edition the first of them names ("blast 10e" ->
+    ("blast", "10e")). A query of nothing but edition words is kept whole ("10e" is then what is searched)."""
+    words = q.split()
+    kept = [w for w in words if w not in EDITION_WORDS]
+    if not kept:
+        return q, None
+    edition = next((EDITION_WORDS[w] for w in words if w in EDITION_WORDS), None)
+    return " ".join(kept), edition
+
+
 def read_context(q: str, factions: dict[str, str], detachments: list[str]) -> Context:
     """`q` (normalised) without the context words at its ends; at least one word is always left.
 

@@ -32,7 +32,14 @@ from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
 
 from bot.catalog import vocabulary
-from bot.catalog.context import EDITION_WORDS, KIND_WORDS, Context, named_edition, read_context
+from bot.catalog.context import (
+    EDITION_WORDS,
+    KIND_WORDS,
+    Context,
+    named_edition,
+    read_context,
+    without_edition,
+)
 from bot.catalog.known import bare
 from bot.catalog.model import Hit
 from bot.catalog.normalize import normalize, rule_number
@@ -421,9 +428,11 @@ class SearchIndex:
     def readings(self, query: str) -> list[str]:
         """How the search reads a raw query, as `score` does: its shorthand read, an edition word taken out
         ("strat reserves 11e" is the abbreviation "strat reserves"), then its `variants`, the literal first."""
-        q = normalize(self.reading(query[:MAX_QUERY_CHARS * 4]))[:MAX_QUERY_CHARS]
-        kept = [w for w in q.split() if w not in EDITION_WORDS]
-        return [text for text, _ in self.variants(" ".join(kept) if kept else q)]
+        return [text for text, _ in self.variants(self._read(query))]
+
+    def _read(self, query: str) -> str:
+        """A raw query as `score` reads its name: shorthand read, normalised, clipped, edition words off."""
+        return without_edition(normalize(self.reading(query[:MAX_QUERY_CHARS * 4]))[:MAX_QUERY_CHARS])[0]
 
     def context(self, q: str) -> Context:
         """The faction, kind, detachment, edition and filler words around the name in a normalised query (bot/
@@ -436,7 +445,7 @@ class SearchIndex:
         """Whether the words around the name in `query` agree with `hit`, when its name is not the query as
         typed: "thrill seekers ec" is answered with Thrill Seekers only if they are the Emperor's Children's, and
         "x strat" only with a stratagem. A name found by dropping words that disagree is offered, not answered."""
-        q = " ".join(w for w in normalize(self.reading(query)).split() if w not in EDITION_WORDS)
+        q = self._read(query)
         context = self.context(q)
         idx = self.by_id.get(hit.id)
         if context.name == q or idx is None or name_key(q) in name_key(normalize(hit.name)):
@@ -538,14 +547,12 @@ class SearchIndex:
         if reading is not None:  # "5+++" -> "feel no pain"; "rule 13.08" -> 13.08 (see bot/catalog/shorthand.py)
             raw = reading.text
             numbers += [n for n in reading.numbers if n not in numbers]
-        q = normalize(raw)[:MAX_QUERY_CHARS]
-        words = q.split()
-        kept = [w for w in words if w not in EDITION_WORDS]
-        kept_edition = len(kept) != len(words) and bool(kept)
-        if kept_edition:
-            # an edition typed in the query ("blast 10e") beats the server default
-            prefer_edition = EDITION_WORDS[next(w for w in words if w in EDITION_WORDS)]
-            q = " ".join(kept)
+        typed = normalize(raw)[:MAX_QUERY_CHARS]
+        words = typed.split()
+        q, typed_edition = without_edition(typed)
+        kept_edition = typed_edition is not None
+        if typed_edition is not None:  # an edition typed in the query ("blast 10e") beats the server default
+            prefer_edition = typed_edition
         question = bool(words) and (words[0] in _QUESTION_WORDS and len(words) >= 3)
         literal, named_kind = q, None
         tail = q.split()

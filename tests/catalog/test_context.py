@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.catalog.context import Context, named_edition, read_context
+from bot.catalog.context import Context, named_edition, read_context, without_edition
 from bot.catalog.service import Catalog
 
 FACTIONS = {"ec": "emperors children", "emperors children": "emperors children", "nids": "tyranids",
@@ -50,6 +50,15 @@ def test_editions_named_in_words() -> None:
     assert named_edition("sagitaur new edition") == "11e"
     assert named_edition("old ed overwatch") == "10e"
     assert named_edition("overwatch") is None
+
+
+def test_edition_words_are_taken_off_a_name_one_way() -> None:
+    """score, readings and fits_context (bot/catalog/search.py) all read a query's name through this."""
+    assert without_edition("blast 10e") == ("blast", "10e")
+    assert without_edition("11th strat reserves 10e") == ("strat reserves", "11e")  # the first one named
+    assert without_edition("lethal hits") == ("lethal hits", None)
+    assert without_edition("10e") == ("10e", None)  # nothing but an edition: kept as the name searched
+    assert without_edition("") == ("", None)
 
 
 def test_on_the_small_catalog(small_catalog: Catalog) -> None:
