@@ -42,11 +42,12 @@ def compact(text: str) -> str:
     return normalize(text).replace(" ", "")
 
 
-_RULE_NUMBER = re.compile(r"^\s*(\d{1,2})(?:\.(\d{1,2}))+\s*$")
+_RULE_NUMBER = re.compile(r"^\s*\d{1,2}(?:(?:\.\d{1,2})+|(?:-\d{1,2})+)\s*$")
 
 
 def rule_number(text: str) -> str | None:
-    """"24.23" / "5.2.1" -> canonical "24.23" / "05.02.01"; None when the text is not a rule number."""
+    """"24.23" / "5.2.1" / "13-08" -> canonical "24.23" / "05.02.01" / "13.08"; None when the text is not a rule
+    number (one separator throughout: "13-08.01" is not one)."""
     if not _RULE_NUMBER.match(text or ""):
         return None
-    return ".".join(f"{int(p):02d}" for p in text.strip().split("."))
+    return ".".join(f"{int(p):02d}" for p in re.split(r"[.-]", text.strip()))

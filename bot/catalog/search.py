@@ -68,6 +68,7 @@ MAX_CORRECTED_WORDS = 4
 MAX_READINGS = 12  # readings of one query searched (each is a pass over the name tiers)
 AUTOCOMPLETE_FUZZY_BELOW = 80.0  # autocomplete runs the fuzzy tier only when no name has the typed words
 NUMBER_SCORE = 101.0  # a rule number ("24.33", "rule 13.08") or the rules a shorthand names: above any name
+SECTION_SCORE = 80.0  # the section of a sub-section number the rules do not have: offered (a picker), not answered
 NUMBER_STEP = 0.5  # each further rule a shorthand names ranks a little lower (a picker, not a confident answer)
 MENTION_SCORE = 85.5  # an entry a question names (+1 per word of the mention): above its full-text hits
 MAX_MENTION_WORDS = 16  # a question is read for mentions in its first words (bounded work)
@@ -563,6 +564,9 @@ class SearchIndex:
         for i, number in enumerate(numbers):  # a rule number named outright beats any name: most relevant first
             for idx in self.by_number.get(number, ()):
                 rec_scores[idx] = max(rec_scores.get(idx, 0.0), NUMBER_SCORE - NUMBER_STEP * i)
+            if number not in self.by_number and number.count(".") == 2:  # "13.08.01": no such sub-section
+                for idx in self.by_number.get(number.rsplit(".", 1)[0], ()):
+                    rec_scores[idx] = max(rec_scores.get(idx, 0.0), SECTION_SCORE)
         if not q:
             return rec_scores, prefer_edition, question
         variants = self.variants(q)
@@ -703,11 +707,13 @@ class SearchIndex:
 
 def parameterless(q: str) -> str:
     """A normalised query without the parameters a rule is printed with: "sustained hits 2", "fnp 5+",
-    "scouts 6", "deadly demise d6" -> the rule's name; "anti infantry 4+" / "anti-vehicle" -> "anti"."""
+    "scouts 6", "deadly demise d6" -> the rule's name; "anti infantry 4+" / "anti-vehicle" -> "anti". A query of
+    numbers alone is itself: "13 08" (typed "13-08") is no name "13" printed with a parameter, and "13" would
+    prefix errata named after another rule ("13.09 - Change to First Bullet Point")."""
     words = bare(q).split()
     if len(words) > 1 and words[0] == "anti":
         return "anti"
-    return " ".join(words)
+    return " ".join(words) if re.search("[a-z]", q) else q
 
 
 def query_edition(query: str) -> str | None:

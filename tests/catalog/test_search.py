@@ -38,6 +38,25 @@ def test_compact_and_rule_numbers() -> None:
     assert rule_number("5.2.1") == "05.02.01"
     assert rule_number(" 09.06 ") == "09.06"
     assert rule_number("24") is None and rule_number("lethal 24.23") is None and rule_number("") is None
+    assert rule_number("13-08") == "13.08" and rule_number("5-2-1") == "05.02.01"  # players' hyphens
+    assert rule_number("13-08.01") is None and rule_number("13--08") is None
+
+
+def test_a_rule_number_is_answered_in_any_of_its_forms(small_catalog: Catalog) -> None:
+    """"5.2.1" / "05-02" name a rule outright; read without "parameters" they were "5" / "05", which no name is,
+    so the number's answer was only offered (issue 21, confident answers and silent No match)."""
+    for query, number in (("5.2.1", "05.02.01"), ("05-02", "05.02"), ("24-23", "24.23")):
+        resolution = small_catalog.resolve(query)
+        assert resolution.confident and resolution.best is not None, query
+        assert small_catalog.index.records[small_catalog.index.by_id[resolution.best.id]].number == number, query
+
+
+def test_a_sub_section_the_rules_lack_offers_its_section(small_catalog: Catalog) -> None:
+    """"24.23.01" (no such sub-section): 24.23 is offered, not claimed, and never a silent No match."""
+    for query in ("24.23.01", "rule 24.23.07"):
+        resolution = small_catalog.resolve(query)
+        assert not resolution.confident and resolution.candidates, query
+        assert resolution.candidates[0].name == "Lethal Hits" and resolution.candidates[0].score >= 70, query
 
 
 @given(st.text(max_size=300))
@@ -132,6 +151,7 @@ def test_resolve_confident_and_ambiguous(small_catalog: Catalog) -> None:
     ("sustained hits 2", "sustained hits"), ("fnp 5+", "fnp"), ("scouts 6", "scouts"),
     ("deadly demise d6", "deadly demise"), ("deadly demise d6+3", "deadly demise"), ("anti infantry 4+", "anti"),
     ("anti vehicle", "anti"), ("anti", "anti"), ("lethal hits", "lethal hits"), ("melta 2 x", "melta"),
+    ("13 08", "13 08"), ("5 2 1", "5 2 1"),  # numbers alone are a rule number, not "13" printed with a parameter
 ])
 def test_a_query_is_also_read_without_rule_parameters(query: str, expected: str) -> None:
     assert parameterless(query) == expected
