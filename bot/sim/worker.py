@@ -1,10 +1,11 @@
-"""The body of a worker process (bot.sim.pool): its limits, its warm-up, one request (a simulation, or
-any job such as reading an army list).
+"""The body of a worker process (bot.sim.pool): its limits, its warm-up, and its life (`serve`): one job
+after another (a simulation, or any job such as reading an army list) read from its own socket.
 
-Only plain data crosses the process boundary, as a tuple whose first item says what happened:
+Only plain data crosses the process boundary (bot.sim.wire), as a tuple whose first item says what happened:
 ("ok", result, png) (`run`: ("ok", result)), ("user", message, field) for a refusal in words, ("memory",) when the request hit
 the worker's address-space limit, ("timeout",) when it ran past its wall-clock limit. The worker
-survives all four and takes the next request.
+survives all four and takes the next request. Any other exception of the job comes back as ("raise", error,
+worker's traceback), which the pool raises in the bot.
 
 `limit_address_space` is also what bench/budget.py puts its measuring children under, so the budget
 search measures requests the way the bot runs them.
@@ -19,10 +20,13 @@ import resource
 import select
 import signal
 import threading
+import traceback
 from collections.abc import Callable
-from multiprocessing.sharedctypes import SynchronizedArray
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
+
+from bot.sim import wire
 
 # Before numpy loads: two single-threaded workers are the parallelism of a 2-core host, and BLAS threads
 # would each reserve address space that counts against the worker's limit.
@@ -42,7 +46,6 @@ WARM_REQUEST: dict[str, Any] = {
 # player is waiting for) runs first, and an idle host still gives the job every spare cycle.
 BACKGROUND_NICE = 10
 
-_slots: SynchronizedArray | None = None  # the pool's job slot -> pid of the worker running it
 _limit_error: str | None = None  # why RLIMIT_AS could not be set in this worker, if it could not
 
 
@@ -69,14 +72,35 @@ def warm_up() -> None:
     engine.plot.plot_models_killed(engine.simulate(WARM_REQUEST), title="warm-up")
 
 
-def initialise(limit_bytes: int, slots: SynchronizedArray, warm: Callable[[], None] | None = None,
-               owner: int | None = None) -> None:
+def serve(conn: Connection, limit_bytes: int, warm: Callable[[], None] | None, owner: int | None) -> None:
+    """A worker's whole life (the target of its process): set up (`initialise`), say it is ready with its pid
+    and why its address-space limit could not be set (None when it is in place), then answer one job
+    (function, timeout, args) after another, job(timeout, *args), until the pool closes its end."""
+    initialise(limit_bytes, warm, owner)
+    fd = conn.fileno()
+    wire.send(fd, (os.getpid(), _limit_error))
+    while True:
+        try:
+            job, timeout, args = wire.receive(fd)
+        except EOFError:  # the pool closed our socket, or the bot is gone
+            return
+        try:
+            outcome = job(timeout, *args)
+        except Exception as error:  # noqa: BLE001 - the bot raises it, as if the job had run there
+            outcome = ("raise", error, traceback.format_exc())
+        try:
+            data = wire.encode(outcome)
+        except Exception as error:  # noqa: BLE001 - a result or an error that cannot be pickled
+            data = wire.encode(("raise", TypeError(f"the job's answer cannot be sent back: {error}"), ""))
+        wire.write(fd, data)
+
+
+def initialise(limit_bytes: int, warm: Callable[[], None] | None = None, owner: int | None = None) -> None:
     """Runs once in each new worker, before its first job. Never raises: a worker that cannot set its
-    limit still answers, and `ping` tells the pool why (it logs it once). `warm` loads what this pool's
-    jobs need (under the limit, so it counts), e.g. wh40kdc's dataset for army lists. `owner` is the
-    bot's pid: the worker ends when the bot does (`exit_with`)."""
-    global _slots, _limit_error
-    _slots = slots
+    limit still answers, and tells the pool why in its first message (the pool logs it once). `warm`
+    loads what this pool's jobs need (under the limit, so it counts), e.g. wh40kdc's dataset for army
+    lists. `owner` is the bot's pid: the worker ends when the bot does (`exit_with`)."""
+    global _limit_error
     if owner is not None:
         exit_with(owner)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a terminal is for the bot, which stops the pool
@@ -95,10 +119,10 @@ def initialise(limit_bytes: int, slots: SynchronizedArray, warm: Callable[[], No
 
 
 def exit_with(owner: int) -> None:
-    """End this worker when process `owner` (the bot) ends, however it ends. Why: a ProcessPoolExecutor
-    worker holds the write end of its own call queue, so a bot killed with SIGKILL never gives it EOF, and
-    the worker (and the forkserver, which waits for its children) would outlive the bot. A daemon thread
-    waits on the bot's pidfd (no polling). Without pidfds (not Linux, kernel < 5.3) nothing changes."""
+    """End this worker when process `owner` (the bot) ends, however it ends. Why: a worker sees its socket
+    close only when it next reads it, so one busy with a long job would outlive a bot killed with SIGKILL
+    (and keep the forkserver, which waits for its children). A daemon thread waits on the bot's pidfd (no
+    polling). Without pidfds (not Linux, kernel < 5.3) the worker ends at its next read."""
     try:
         pidfd = os.pidfd_open(owner)
     except (AttributeError, OSError):
@@ -122,28 +146,20 @@ def _overtime(_signum: int, _frame: object) -> None:
     raise _Overtime
 
 
-def ping() -> tuple[int, str | None]:
-    """A no-op job, to start a worker ahead of the first request: its pid, and why its address-space
-    limit could not be set (None when it is in place)."""
-    return os.getpid(), _limit_error
-
-
-def compute(slot: int, timeout: float, request: dict[str, Any], plot_title: str | None, with_plot: bool) -> tuple:
+def compute(timeout: float, request: dict[str, Any], plot_title: str | None, with_plot: bool) -> tuple:
     """One simulation: simulate and plot under the wall-clock limit `timeout` (SIGALRM; the engine
     returns to Python between numpy calls, so it stops within a fraction of a second)."""
     from bot.sim.compute import compute as simulate_and_draw
 
-    outcome = run(slot, timeout, simulate_and_draw, request, plot_title, with_plot)
+    outcome = run(timeout, simulate_and_draw, request, plot_title, with_plot)
     return ("ok", *outcome[1]) if outcome[0] == "ok" else outcome
 
 
-def run(slot: int, timeout: float, job: Callable[..., Any], *args: Any) -> tuple:
+def run(timeout: float, job: Callable[..., Any], *args: Any) -> tuple:
     """Any job (a module-level function, pickled by name) under the wall-clock limit `timeout`:
     ("ok", its result), or the refusal, memory and timeout outcomes described above."""
     from bot.errors import UserError
 
-    if _slots is not None:
-        _slots[slot] = os.getpid()  # lets the pool tell which request was on a worker that died
     # Then every 0.1 s: an exception raised while Python runs a __del__ or a callback is swallowed.
     signal.setitimer(signal.ITIMER_REAL, timeout, 0.1)
     try:
@@ -157,16 +173,14 @@ def run(slot: int, timeout: float, job: Callable[..., Any], *args: Any) -> tuple
     finally:
         with contextlib.suppress(_Overtime):  # the alarm may fire between the try and here
             signal.setitimer(signal.ITIMER_REAL, 0)
-        if _slots is not None:
-            _slots[slot] = 0
     return ("ok", result)
 
 
-def run_background(slot: int, timeout: float, job: Callable[..., Any], *args: Any) -> tuple:
+def run_background(timeout: float, job: Callable[..., Any], *args: Any) -> tuple:
     """`run`, with the job in a thread of this worker BACKGROUND_NICE nicer than it. Niceness belongs to a
     Linux thread and can only be raised without privilege, so the job gets a thread of its own: the
     worker's main thread stays at the bot's priority for the next interactive /sim."""
-    return run(slot, timeout, _in_niced_thread, job, *args)
+    return run(timeout, _in_niced_thread, job, *args)
 
 
 def _in_niced_thread(job: Callable[..., Any], *args: Any) -> Any:

@@ -111,8 +111,8 @@ async def test_console_sim_custom_runs_in_a_worker_process(console) -> None:  # 
 async def test_a_warm_pool_takes_a_job_on_the_event_loop_and_a_new_one_forks_from_a_thread(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Submitting to a pool whose workers are up is a queue put, done on the event loop (no thread hop);
-    the first job of a new pool forks its workers, which blocks, so that submit runs in a thread."""
+    """Sending a job to a pool whose workers are up is a write on a socket, done on the event loop (no
+    thread hop); the first job of a new pool forks its workers, which blocks, so that runs in a thread."""
     hops: list[str] = []
     to_thread = pool_module.asyncio.to_thread
 
@@ -124,9 +124,9 @@ async def test_a_warm_pool_takes_a_job_on_the_event_loop_and_a_new_one_forks_fro
     pool = pool_module.SimPool(1, service_module.WORKER_MB * 2**20)
     try:
         first = await pool.call(os.getpid, (), timeout=30)
-        assert hops == ["_submit"]
+        assert hops == ["start"]
         second = await pool.call(os.getpid, (), timeout=30)
-        assert hops == ["_submit"] and first == second and first[0] == "ok" and first[1] != os.getpid()
+        assert hops == ["start"] and first == second and first[0] == "ok" and first[1] != os.getpid()
     finally:
         pool.close()
 
