@@ -41,10 +41,15 @@ def write(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def receive(fd: int) -> Any:
-    """Read one message from a blocking fd (the worker's end); EOFError when the other end is closed."""
+def read_message(fd: int) -> bytearray:
+    """The bytes of one message from a blocking fd (the worker's end; `decode` them); EOFError when the
+    other end is closed."""
     (size,) = _HEADER.unpack(_read_exactly(fd, _HEADER.size))
-    return pickle.loads(_read_exactly(fd, size))
+    return _read_exactly(fd, size)
+
+
+def decode(payload: bytes | bytearray) -> Any:
+    return pickle.loads(payload)
 
 
 def _read_exactly(fd: int, size: int) -> bytearray:
@@ -87,7 +92,7 @@ class Inbox:
             self._buffer, self._done, self._header = bytearray(size), 0, False
             return self.read()  # the payload (never empty: a pickle has at least a few bytes)
         payload, self._buffer, self._done, self._header = self._buffer, bytearray(_HEADER.size), 0, True
-        return True, pickle.loads(payload)
+        return True, decode(payload)
 
     def wait(self, timeout: float) -> Any:
         """Block up to `timeout` s for one whole message (a new worker's first one, read in a thread);

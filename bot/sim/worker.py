@@ -81,10 +81,11 @@ def serve(conn: Connection, limit_bytes: int, warm: Callable[[], None] | None, o
     wire.send(fd, (os.getpid(), _limit_error))
     while True:
         try:
-            job, timeout, args = wire.receive(fd)
+            message = wire.read_message(fd)
         except EOFError:  # the pool closed our socket, or the bot is gone
             return
         try:
+            job, timeout, args = wire.decode(message)  # whole bytes: a job that cannot be unpickled fails alone
             outcome = job(timeout, *args)
         except Exception as error:  # noqa: BLE001 - the bot raises it, as if the job had run there
             outcome = ("raise", error, traceback.format_exc())

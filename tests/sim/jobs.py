@@ -34,3 +34,20 @@ def deaf(seconds: float) -> int:
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
     time.sleep(seconds)
     return os.getpid()
+
+
+def explode() -> None:
+    """Raises where it is called: as the reconstructor of `Unpicklable`, in the worker reading the job."""
+    raise ValueError("this argument cannot be rebuilt here")
+
+
+class Unpicklable:
+    """Pickles fine in the bot, fails to unpickle in the worker."""
+
+    def __reduce__(self) -> tuple:
+        return (explode, ())
+
+
+def unsendable() -> object:
+    """An answer that cannot be pickled back."""
+    return lambda: None

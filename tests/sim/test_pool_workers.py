@@ -169,3 +169,14 @@ async def test_an_error_raised_by_a_job_is_raised_in_the_bot_with_the_workers_tr
     assert isinstance(caught.value.__cause__, pool_module.WorkerTraceback)
     assert "Traceback" in str(caught.value.__cause__)
     assert await pool.call(len, ("abc",), timeout=30) == ("ok", 3)  # the worker goes on
+
+
+async def test_a_job_or_answer_that_cannot_cross_fails_alone(pool: SimPool) -> None:
+    """Arguments that cannot be rebuilt in the worker, an answer that cannot be pickled back: that request
+    raises, the worker (read in step, not killed) takes the next job."""
+    with pytest.raises(ValueError, match="cannot be rebuilt"):
+        await pool.call(len, (jobs.Unpicklable(),), timeout=30)
+    with pytest.raises(TypeError, match="cannot be sent back"):
+        await pool.call(jobs.unsendable, (), timeout=30)
+    assert await pool.call(len, ("abc",), timeout=30) == ("ok", 3)
+    assert pool.replacements == 0
