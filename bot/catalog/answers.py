@@ -327,8 +327,20 @@ class Answerer:
             elif len(result.related) < RELATED:
                 result.related.append(Related(passage.entry_id, passage.kind, passage.name, passage.edition))
         self._linked_faq(result)
-        result.confident = self._agree(ranked, result, found)
+        result.confident = self._agree(ranked, result, found) and not self._other_edition_first(
+            result, edition or prefer_edition)
         return result
+
+    @staticmethod
+    def _other_edition_first(result: Answer, wanted: str | None) -> bool:
+        """The other edition's rule quoted before a rule of the same kind of the edition asked for (the server's,
+        when the question names none): which of the two answers is not clear ("10 man squad down to 5, half
+        strength?" quoted 10e's Below Half-strength before 11e's Starting Strength and Half-Strength)."""
+        if not result.passages or wanted is None:
+            return False
+        top = result.passages[0].passage
+        return top.edition != wanted and any(q.passage.edition == wanted and q.passage.kind == top.kind
+                                             for q in result.passages[1:])
 
     def _editions(self) -> set[str]:
         """The editions the catalog holds (remembered per search index: an import swaps the index)."""

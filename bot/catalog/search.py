@@ -788,6 +788,24 @@ def confident(query: str, scores: list[float], hits: list[Hit], matches: list[fl
             and fuzz.ratio(q, top) >= FUZZY_CONFIDENT_RATIO)
 
 
+def holds_whole(reading: str, name: str) -> bool:
+    """Every word of `reading` is a whole word of `name`, plural aside ("horde" of War Horde, not of Hordeslayer;
+    "carnifex" of Carnifexes)."""
+    words = set(normalize(name).split())
+    return bool(reading.split()) and all(
+        {w, w + "s", w + "es", w[:-1] if w.endswith("s") else w, w[:-2] if w.endswith("es") else w} & words
+        for w in reading.split())
+
+
+def only_begins(readings: list[str], hits: list[Hit]) -> bool:
+    """Whether the top hit only begins a word of the query ("horde" -> Hordeslayer, by prefix) while another
+    candidate holds the query's words whole (War Horde, by its words): the prefix tier ranks the first higher, but
+    the query reads as either, so the player chooses. A FAQ entry, named by a whole question, is no such rival."""
+    if not hits or any(holds_whole(r, hits[0].name) for r in readings):
+        return False
+    return any(h.kind != "faq" and holds_whole(r, h.name) for h in hits[1:] for r in readings)
+
+
 def looks_hostile(query: str) -> bool:
     """Only control characters, symbols or emoji: nothing a name could match."""
     return not re.search(r"[0-9A-Za-z]", normalize(query or ""))

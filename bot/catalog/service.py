@@ -42,6 +42,7 @@ from bot.catalog.search import (
     load_aliases,
     looks_hostile,
     looks_like_question,
+    only_begins,
     query_edition,
 )
 from bot.catalog.store import CatalogDamaged, CatalogStore
@@ -174,7 +175,7 @@ class Catalog:
                 q = readings[0]
                 meant = readings[1:] if q in self.aliases.whole or q in self.aliases.words else readings
                 sure = any(name_key(r) in top or top in name_key(r) for r in meant if name_key(r))
-            sure = sure and self.index.fits_context(hits[0], query[:200])
+            sure = sure and self.index.fits_context(hits[0], query[:200]) and not only_begins(readings, hits)
             unloaded = self._unloaded_rules(query[:200])
             if unloaded is not None and not (sure and name_key(normalize(hits[0].name)) in readings_keys(readings)):
                 # "19.02" or "T12" on the embedded data: the full data has it; say so, do not guess

@@ -4,7 +4,7 @@ not on the tie-breaks that order the hits, and a FAQ entry named like the answer
 from __future__ import annotations
 
 from bot.catalog.model import Hit
-from bot.catalog.search import confident
+from bot.catalog.search import confident, holds_whole, only_begins
 from bot.catalog.service import Catalog
 
 
@@ -76,3 +76,34 @@ def test_edition_words_and_context_on_the_full_data(full_catalog: Catalog) -> No
                         ("sticky objectives new edition", "Secured Objectives")):
         resolution = full_catalog.resolve(query)
         assert resolution.confident and resolution.best is not None and resolution.best.name == name, query
+
+
+def test_a_word_only_begun_is_no_answer_when_another_name_holds_it_whole(small_catalog: Catalog) -> None:
+    """"banner": Bannernob leads by the prefix tier, but Waaagh! Banner holds the word whole, so the query reads as
+    either and the player chooses (found by dropping words from real names on the full data: "horde" answered
+    Hordeslayer over War Horde)."""
+    for query, whole in (("banner", "Waaagh! Banner"), ("mine", "Spore Mines")):
+        resolution = small_catalog.resolve(query)
+        assert not resolution.confident, query
+        assert whole in [h.name for h in resolution.candidates], query
+    for query, name in (("stomping jugg", "Stomping Juggernaut"), ("lethal hits", "Lethal Hits")):
+        resolution = small_catalog.resolve(query)  # no other name holds the words whole: still answered
+        assert resolution.confident and resolution.best is not None and resolution.best.name == name, query
+
+
+def test_whole_words_plural_aside() -> None:
+    assert holds_whole("horde", "War Horde") and not holds_whole("horde", "Hordeslayer")
+    assert holds_whole("carnifex", "Carnifexes") and holds_whole("hordes", "War Horde")
+    assert not holds_whole("", "War Horde")
+    assert only_begins(["banner"], [hit("Bannernob", "datasheet"), hit("Waaagh! Banner", "ability")])
+    assert not only_begins(["banner"], [hit("Bannernob", "datasheet"), hit("Banner FAQ? banner", "faq")])
+    assert not only_begins(["war horde"], [hit("War Horde", "detachment"), hit("Hordeslayer", "enhancement")])
+
+
+def test_a_question_quoting_the_other_edition_first_is_not_sure(small_catalog: Catalog) -> None:
+    """The server's edition answers a question that names none: 10e's Desperate Escape Tests quoted first on an
+    11e server means 11e's own rule was not found first (the blind set's "below half strength": 10e's term)."""
+    on_11e = small_catalog.answer("how does desperate escape work", prefer_edition="11e")
+    assert on_11e.passages and on_11e.passages[0].passage.edition == "10e" and not on_11e.confident
+    on_10e = small_catalog.answer("how does desperate escape work", prefer_edition="10e")
+    assert on_10e.passages[0].passage.edition == "10e" and on_10e.confident
