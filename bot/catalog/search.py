@@ -59,6 +59,7 @@ INCOMPLETE_PENALTY = 3.0
 ALIAS_VARIANT_PENALTY = 1.0
 PARAMETER_PENALTY = 1.0  # "sustained hits 2" read as "sustained hits"
 TYPO_PENALTY = 4.0  # a reading with a misspelt word corrected: behind any literal name match
+GUESS_PENALTY = 7.5  # ... that only begins a name (prefix, token tiers): below CONFIDENT_SCORE, offered not answered
 PLURAL_SCORE = 99.0
 CORE_NAME_SCORE = 97.0
 # Generic tails of unit names that players leave out ("intercessors", "leman russ", "riptide").
@@ -582,7 +583,10 @@ class SearchIndex:
                 s = 97.0 - penalty
                 if s > rec_scores.get(alias_idx, -1.0):
                     rec_scores[alias_idx] = s
-            name_scores.append((self._name_scores(variant, fuzzy=False, fuzzy_limit=0), penalty))
+            found = self._name_scores(variant, fuzzy=False, fuzzy_limit=0)
+            if penalty >= TYPO_PENALTY:  # a misspelt word corrected, then only the start of a name: a guess on a guess
+                found = {n: sc if sc >= CORE_NAME_SCORE else sc - GUESS_PENALTY for n, sc in found.items()}
+            name_scores.append((found, penalty))
         best = max((max(n.values()) for n, _ in name_scores if n), default=0.0)
         strong = sum(1 for n, _ in name_scores for v in n.values() if v >= 90)
         # per keystroke (autocomplete), words typed so far that start name words are enough: the fuzzy tier
@@ -711,8 +715,8 @@ def parameterless(q: str) -> str:
     numbers alone is itself: "13 08" (typed "13-08") is no name "13" printed with a parameter, and "13" would
     prefix errata named after another rule ("13.09 - Change to First Bullet Point")."""
     words = bare(q).split()
-    if len(words) > 1 and words[0] == "anti":
-        return "anti"
+    if len(words) > 1 and words[0] == "anti" and (len(words) == 2 or re.search(r"\d\+", q)):
+        return "anti"  # printed Anti-KEYWORD X+: "anti grav repulsion" is a name of its own
     return " ".join(words) if re.search("[a-z]", q) else q
 
 

@@ -107,3 +107,16 @@ def test_a_question_quoting_the_other_edition_first_is_not_sure(small_catalog: C
     assert on_11e.passages and on_11e.passages[0].passage.edition == "10e" and not on_11e.confident
     on_10e = small_catalog.answer("how does desperate escape work", prefer_edition="10e")
     assert on_10e.passages[0].passage.edition == "10e" and on_10e.confident
+
+
+def test_a_misspelt_word_that_only_begins_a_name_is_offered(small_catalog: Catalog) -> None:
+    """"achron": corrected to "acheron", which only begins Acheron flame cannon (and is a whole word of Cerastus
+    Knight Acheron): a guess on a guess is offered, never answered. A corrected name typed whole still is; and a
+    real name that starts with "anti" is no Anti-KEYWORD rule ("anti grav reuosion": found by typos on the full
+    data, answered with the Anti rule)."""
+    guess = small_catalog.resolve("achron")
+    assert not guess.confident and "Acheron flame cannon" in [h.name for h in guess.candidates]
+    whole = small_catalog.resolve("leathal hits")
+    assert whole.confident and whole.best is not None and whole.best.name == "Lethal Hits"
+    anti = small_catalog.search("anti grav repulsoin")
+    assert anti and anti[0].name != "Anti"

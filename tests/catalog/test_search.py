@@ -151,6 +151,7 @@ def test_resolve_confident_and_ambiguous(small_catalog: Catalog) -> None:
     ("sustained hits 2", "sustained hits"), ("fnp 5+", "fnp"), ("scouts 6", "scouts"),
     ("deadly demise d6", "deadly demise"), ("deadly demise d6+3", "deadly demise"), ("anti infantry 4+", "anti"),
     ("anti vehicle", "anti"), ("anti", "anti"), ("lethal hits", "lethal hits"), ("melta 2 x", "melta"),
+    ("anti grav repulsion", "anti grav repulsion"), ("anti vehicle 4+ vs tanks", "anti"),  # Anti-KEYWORD X+ only
     ("13 08", "13 08"), ("5 2 1", "5 2 1"),  # numbers alone are a rule number, not "13" printed with a parameter
 ])
 def test_a_query_is_also_read_without_rule_parameters(query: str, expected: str) -> None:
