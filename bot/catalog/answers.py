@@ -101,7 +101,8 @@ class Answer:
         return {"query": self.query, "question": True, "confident": self.confident,
                 "passages": [{"entry_id": q.passage.entry_id, "name": q.passage.name, "rule_number": q.passage.number,
                               "edition": q.passage.edition, "source": q.passage.source, "text": q.text,
-                              "score": round(q.score, 5)} for q in self.passages],
+                              "score": round(q.score, 5), "community_summary": q.passage.summary,
+                              "other_numbers": q.passage.other_numbers or None} for q in self.passages],
                 "related": [{"id": r.id, "kind": r.kind, "name": r.name, "edition": r.edition} for r in self.related],
                 "faq": [{"id": f.id, "name": f.name} for f in self.faq]}
 

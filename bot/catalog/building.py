@@ -32,7 +32,7 @@ from bot.config import DATA_ROOT
 
 log = logging.getLogger("bot.catalog.service")  # build messages keep the logger they always had
 
-BUILDER_VERSION = "13"  # bump when an importer's output changes, so existing catalogs rebuild
+BUILDER_VERSION = "14"  # bump when an importer's output changes, so existing catalogs rebuild
 
 
 def fingerprint(data_root: Path = DATA_ROOT) -> str:

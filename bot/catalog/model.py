@@ -14,6 +14,11 @@ FAQ_TARGET_KINDS = {"datasheet": ("datasheet",), "stratagem": ("stratagem",), "e
                     "detachment": ("detachment",), "armyRule": ("rule",), "ruleContainer": ("rule",),
                     "ability": ("ability",)}
 
+# game-datacards' core rules number the core stratagems but hold only their ids (`stratagem_id`), which are
+# wh40kdc's `external_refs.mfm`: the list [{"id", "number", "name"}] rides on the file's first entry under this
+# key, and CatalogStore._number_stratagems gives the stratagems of that id their number ("number_source")
+STRATAGEM_NUMBERS = "stratagem_numbers"
+
 
 @dataclass(frozen=True)
 class Entry:

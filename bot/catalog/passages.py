@@ -5,7 +5,10 @@ FAQ and errata, the keyword glossary, abilities, stratagems, detachment rules an
 short passages, each citing its entry, source, edition and rule number. A passage is indexed with what its
 entry belongs to, as players name it with the rule: a numbered sub-section with its sections' names, an ability
 with the datasheets that carry it, a detachment rule, stratagem or enhancement with its detachment. Datasheets and weapons are not split:
-a question about a unit's profile is a name lookup. One thing shared by several factions (bot/catalog/things.py)
+a question about a unit's profile is a name lookup. An entry with metadata only (wh40kdc carries no rules text)
+gives one passage from its community summary when it has one, marked `summary`: the answer labels it as such,
+never as the rules text. A passage cites its thing's number and the other numbers its sources print
+(`other_numbers`: Crushing Impact is 15.06 on the Orks seed page, 15.05 in game-datacards). One thing shared by several factions (bot/catalog/things.py)
 gives its passages once, from its primary entry.
 
 The passages live in the catalog file beside the entries (table `passages`, FTS5 index `passages_fts` with the
@@ -22,13 +25,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bot.catalog.normalize import fold
+from bot.catalog.things import source_label
 
 PASSAGE_KINDS = ("rule", "faq", "keyword", "ability", "stratagem", "detachment", "enhancement", "datasheet")
 PASSAGE_CHARS = 480  # a passage gathers paragraphs up to about this many characters
 MAX_PARAGRAPH = 720  # a longer paragraph is cut at sentence ends
 MAX_PASSAGES = 40  # per entry: the longest core rule section has about 25
 MAX_WORDS = 16  # query words sent to FTS5
-VERSION = "3"  # bump when the passages are built differently: a catalog holding older ones rebuilds them on open
+VERSION = "4"  # bump when the passages are built differently: a catalog holding older ones rebuilds them on open
 MAX_HOLDERS = 4  # datasheets named with an ability (a core ability such as Deep Strike has hundreds)
 NAME_WEIGHT = 3.0  # bm25() weight of the entry's name against its text (a title says what the passage is about)
 
@@ -47,6 +51,8 @@ class Passage:
     edition: str
     source: str
     text: str
+    summary: bool = False  # a community summary (wh40kdc's notes), not the rules text
+    other_numbers: str = ""  # "15.05 (game-datacards)": the numbers other sources of the thing print
 
 
 def index_words(text: str) -> str:
@@ -100,8 +106,9 @@ def split_text(text: str) -> list[str]:
 
 def entry_texts(kind: str, text: str, data: dict) -> list[str]:
     """The passages of one entry (a FAQ keeps its question with its answer)."""
-    if data.get("metadata_only"):
-        return []  # wh40kdc's metadata: no rules text to quote
+    if data.get("metadata_only"):  # wh40kdc's metadata: no rules text to quote, at most its community summary
+        notes = data.get("community_notes")
+        return [notes.strip()[:MAX_PARAGRAPH * 2]] if isinstance(notes, str) and notes.strip() else []
     if kind == "faq" and data.get("question"):
         return [f"Q: {data['question']}\nA: {data.get('answer') or ''}".strip()[:MAX_PARAGRAPH * 2]]
     if kind == "datasheet":  # one line a profile, weapon or ability: each line is a paragraph
@@ -113,7 +120,8 @@ def create(conn: sqlite3.Connection) -> None:
     """The passage table and its FTS5 index, when missing (inside the caller's transaction)."""
     conn.execute("CREATE TABLE IF NOT EXISTS passages (rowid INTEGER PRIMARY KEY, entry_id TEXT NOT NULL, "
                  "kind TEXT NOT NULL, name TEXT NOT NULL, number TEXT, edition TEXT NOT NULL, "
-                 "source TEXT NOT NULL, text TEXT NOT NULL, title TEXT NOT NULL, words TEXT NOT NULL)")
+                 "source TEXT NOT NULL, text TEXT NOT NULL, title TEXT NOT NULL, words TEXT NOT NULL, "
+                 "summary INTEGER NOT NULL DEFAULT 0, other_numbers TEXT NOT NULL DEFAULT '')")
     conn.execute("CREATE INDEX IF NOT EXISTS passages_entry ON passages (entry_id)")
     conn.execute("CREATE TABLE IF NOT EXISTS passage_members (edition TEXT NOT NULL, holder TEXT NOT NULL, "
                  "entry_id TEXT NOT NULL)")
@@ -125,21 +133,27 @@ def create(conn: sqlite3.Connection) -> None:
 def rebuild(conn: sqlite3.Connection) -> int:
     """All passages again from the entries (inside the caller's transaction); returns how many.
 
-    Whole, not per dataset: which entry of a shared thing is primary can change with any import.
+    Whole, not per dataset: which entry of a shared thing is primary can change with any import. The tables are
+    made anew, so a catalog whose passages have other columns (an older VERSION) gets the current ones.
     """
+    for table in ("passages_fts", "passages", "passage_members"):
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
     create(conn)
-    conn.execute("DELETE FROM passages")
-    conn.execute("DELETE FROM passage_members")
     marks = ",".join("?" * len(PASSAGE_KINDS))
     rows = conn.execute(
         "SELECT e.id, e.kind, e.name, e.number, e.edition, e.source, e.text, e.data FROM entries e "
         "LEFT JOIN things t ON t.entry_id = e.id "
         f"WHERE e.kind IN ({marks}) AND (t.thing IS NULL OR t.thing = e.id) ORDER BY e.rowid", PASSAGE_KINDS)
     sections = section_names(conn)
+    numbers = thing_numbers(conn)
     batch: list[tuple] = []
     count = 0
     for entry_id, kind, name, number, edition, source, text, data in rows:
         data = json.loads(data or "{}")
+        printed = numbers.get(entry_id, [])
+        number = number or (printed[0][0] if printed else None)
+        others = "; ".join(f"{n} ({src})" for n, src in printed if n != number)
+        summary = int(bool(data.get("metadata_only")))
         title = index_words(f"{number or ''} {name}")
         owners = holders(name, data)
         parents = index_words(" ".join(parent_names(sections, edition, number) + owners))
@@ -147,7 +161,7 @@ def rebuild(conn: sqlite3.Connection) -> int:
                          [(edition, fold(owner), entry_id) for owner in owners])
         for piece in entry_texts(kind, text, data):
             batch.append((entry_id, kind, name, number, edition, source, piece, title,
-                          f"{parents} {index_words(piece)}".strip()))
+                          f"{parents} {index_words(piece)}".strip(), summary, others))
         if len(batch) >= 2000:
             count += _insert(conn, batch)
             batch = []
@@ -156,6 +170,21 @@ def rebuild(conn: sqlite3.Connection) -> int:
     conn.execute("INSERT INTO meta (key, value) VALUES ('passages_version', ?) "
                  "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (VERSION,))
     return count
+
+
+def thing_numbers(conn: sqlite3.Connection) -> dict[str, list[tuple[str, str]]]:
+    """A thing's primary entry id -> the (number, source) pairs its numbered stratagems and rules print, one per
+    number, primary's first: what the passage cites, and any disagreement between the sources."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for thing, number, source, number_source in conn.execute(
+            "SELECT t.thing, e.number, e.source, json_extract(e.data, '$.number_source') FROM things t "
+            "JOIN entries e ON e.id = t.entry_id WHERE e.number IS NOT NULL AND e.kind IN ('stratagem', 'rule') "
+            "ORDER BY t.thing, e.id != t.thing, e.rowid"):
+        pairs = out.setdefault(thing, [])
+        label = source_label(number_source or source, {})
+        if all(n != number for n, _ in pairs):
+            pairs.append((number, label))
+    return out
 
 
 def section_names(conn: sqlite3.Connection) -> dict[tuple[str, str], str]:
@@ -197,8 +226,8 @@ def members(conn: sqlite3.Connection, keys: list[tuple[str, str]]) -> dict[tuple
 
 
 def _insert(conn: sqlite3.Connection, batch: list[tuple]) -> int:
-    conn.executemany("INSERT INTO passages (entry_id, kind, name, number, edition, source, text, title, words) "
-                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", batch)
+    conn.executemany("INSERT INTO passages (entry_id, kind, name, number, edition, source, text, title, words, "
+                     "summary, other_numbers) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", batch)
     return len(batch)
 
 
@@ -237,9 +266,9 @@ def fetch(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, Passage]:
     for start in range(0, len(rowids), 500):
         chunk = rowids[start:start + 500]
         marks = ",".join("?" * len(chunk))
-        for r in conn.execute("SELECT rowid, entry_id, kind, name, number, edition, source, text FROM passages "
-                              f"WHERE rowid IN ({marks})", chunk):
-            out[int(r[0])] = Passage(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6], r[7])
+        for r in conn.execute("SELECT rowid, entry_id, kind, name, number, edition, source, text, summary, "
+                              f"other_numbers FROM passages WHERE rowid IN ({marks})", chunk):
+            out[int(r[0])] = Passage(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]), r[9])
     return out
 
 

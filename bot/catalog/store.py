@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from bot import db
 from bot.catalog import passages, things
-from bot.catalog.model import FAQ_TARGET_KINDS, Entry
+from bot.catalog.model import FAQ_TARGET_KINDS, STRATAGEM_NUMBERS, Entry
 from bot.catalog.normalize import normalize
 from bot.errors import UserError
 
@@ -186,6 +186,7 @@ class CatalogStore:
                         (name, source, path, now, len(entries)),
                     )
                 self._relink()
+                self._number_stratagems()
                 self._group_things()
                 self._link_errata()
                 passages.rebuild(self._conn)
@@ -215,6 +216,35 @@ class CatalogStore:
                     self._conn.execute("INSERT OR IGNORE INTO links VALUES (?, ?, 'complete-text')",
                                        (row["id"], cand["id"]))
                     break
+
+    def _number_stratagems(self) -> None:
+        """Give the core stratagems that game-datacards numbers only by reference (model.STRATAGEM_NUMBERS) that
+        number: the stratagems whose `external_refs.mfm` is the referenced id, else (a stratagem without the id,
+        wh40kdc's Counter-offensive) the unnumbered core stratagem of that name in that edition. Recomputed after
+        every import, so the order of imports does not matter and a catalog without game-datacards has none.
+        An entry that prints its own number (a seed page) keeps it; a different one is a disagreement
+        (things.disagreements)."""
+        self._conn.execute("UPDATE entries SET number = NULL, data = json_remove(data, '$.number', '$.number_source') "
+                           "WHERE json_extract(data, '$.number_source') IS NOT NULL")
+        refs = [(edition, source, ref) for edition, source, value in self._conn.execute(
+            f"SELECT edition, source, json_extract(data, '$.{STRATAGEM_NUMBERS}') FROM entries "
+            f"WHERE json_extract(data, '$.{STRATAGEM_NUMBERS}') IS NOT NULL") for ref in json.loads(value)]
+        if not refs:
+            return
+        by_ref: dict[tuple[str, str], list[str]] = {}
+        by_name: dict[tuple[str, str], list[str]] = {}
+        for row in self._conn.execute(
+                "SELECT id, edition, norm_name, json_extract(data, '$.external_refs.mfm') AS mfm, "
+                "json_extract(data, '$.category') AS category FROM entries WHERE kind = 'stratagem' AND number IS NULL"):
+            if row["mfm"]:
+                by_ref.setdefault((row["edition"], row["mfm"]), []).append(row["id"])
+            if row["category"] == "Core":
+                by_name.setdefault((row["edition"], things.name_key(row["norm_name"])), []).append(row["id"])
+        for edition, source, ref in refs:
+            found = by_ref.get((edition, ref["id"])) or by_name.get((edition, things.name_key(normalize(ref["name"]))), [])
+            self._conn.executemany(
+                "UPDATE entries SET number = ?, data = json_set(data, '$.number', ?, '$.number_source', ?) WHERE id = ?",
+                [(ref["number"], ref["number"], source, entry_id) for entry_id in found])
 
     def _group_things(self) -> None:
         """Recompute every entry's thing (inside the caller's transaction); see bot/catalog/things.py."""

@@ -304,6 +304,12 @@ def disagreements(primary: Any, others: list[Any]) -> list[str]:
                   if m.data.get("cp") is not None]
         if len({v for v, _ in values}) > 1:
             lines.append("Cost: " + " · ".join(_merge_values(values)))
+    if primary.kind in ("stratagem", "rule"):
+        # the Orks seed page prints Crushing Impact as 15.06, game-datacards' core rules as 15.05
+        numbers = [(str(m.data["number"]), source_label(str(m.data.get("number_source") or m.source), m.data))
+                   for m in members if m.data.get("number")]
+        if len({v for v, _ in numbers}) > 1:
+            lines.append("Rule number: " + " · ".join(_merge_values(numbers)))
     return lines
 
 

@@ -15,12 +15,19 @@ NOT_SURE = "I'm not sure"
 OTHER_QUOTE_CHARS = 220  # the closest passages after the first are shortened: the menu opens them in full
 
 
+SUMMARY_LABEL = "Community summary from 40kdc-data (CC BY 4.0), not the rules text"
+
+
 def citation(q: Quote) -> str:
-    """"**01.05.02 Re-rolls** · Rule · 11th edition · game-datacards …" (the number only when it has one)."""
+    """"**01.05.02 Re-rolls** · Rule · 11th edition · game-datacards …" (the number only when it has one; the
+    numbers other sources print when they differ; the label of a community summary, which is no rules text)."""
     p = q.passage
     name = f"{p.number} {p.name}" if p.number else p.name
-    return (f"**{safe_markdown(truncate(name, 120))}** · {KIND_LABELS.get(p.kind, p.kind)} · "
+    line = (f"**{safe_markdown(truncate(name, 120))}** · {KIND_LABELS.get(p.kind, p.kind)} · "
             f"{edition_label(p.edition)} · {safe_markdown(truncate(p.source, 80))}")
+    if p.other_numbers:
+        line += f" · sources disagree on the number: also {safe_markdown(truncate(p.other_numbers, 120))}"
+    return line + (f"\n*{SUMMARY_LABEL}:*" if p.summary else "")
 
 
 def _quoted(text: str, limit: int) -> str:

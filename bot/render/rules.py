@@ -125,6 +125,8 @@ def body_text(entry: Entry) -> str:
             head.append(str(data["type"]))
         if data.get("category"):
             head.append(str(data["category"]))
+        if data.get("number"):  # a core stratagem's rule number (15.02-15.12)
+            head.append(f"rule {data['number']}")
         if data.get("cp_extra"):
             head.append("extra: " + ", ".join(data["cp_extra"]))
         parts.append(" · ".join(head))

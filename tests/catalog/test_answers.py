@@ -121,7 +121,8 @@ def test_lookup_answer_json_is_contract_9(small_dir: Path) -> None:
     assert out.returncode == 0, out.stderr
     answer = json.loads(out.stdout)
     assert answer["question"] is True and isinstance(answer["confident"], bool)
-    assert set(answer["passages"][0]) == {"entry_id", "name", "rule_number", "edition", "source", "text", "score"}
+    assert set(answer["passages"][0]) == {"entry_id", "name", "rule_number", "edition", "source", "text", "score",
+                                          "community_summary", "other_numbers"}  # the last two extend contract 9
     assert any(p["rule_number"] == "09.07" for p in answer["passages"])
     assert all(set(r) == {"id", "kind", "name", "edition"} for r in answer["related"])
     assert all(set(f) == {"id", "name"} for f in answer["faq"])

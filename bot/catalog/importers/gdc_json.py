@@ -31,7 +31,7 @@ from bot.catalog.importers.common import (
     weapon_line,
 )
 from bot.catalog.markdown import html_to_markdown
-from bot.catalog.model import FAQ_TARGET_KINDS, CatalogImportError, Entry, make_id, slug
+from bot.catalog.model import FAQ_TARGET_KINDS, STRATAGEM_NUMBERS, CatalogImportError, Entry, make_id, slug
 from bot.catalog.normalize import normalize
 
 Batches = dict[str, tuple[str, str | None, list[Entry]]]
@@ -226,6 +226,7 @@ def _core_rules(doc: dict, path: Path, text: str) -> list[Entry]:
     if not isinstance(sections, list):
         raise CatalogImportError(str(path), line_of(text, '"sections"'), "'sections' must be a list")
     entries: dict[str, Entry] = {}
+    numbered: list[dict] = []  # the core stratagems gdc numbers but only references (see `_stratagem_numbers`)
     for s_i, section in enumerate(sections):
         if not isinstance(section, dict) or not isinstance(section.get("containers"), list):
             raise CatalogImportError(str(path), line_of(text, str((section or {}).get("id", ""))),
@@ -240,8 +241,10 @@ def _core_rules(doc: dict, path: Path, text: str) -> list[Entry]:
             ctype = container.get("type")
             if not title:
                 raise CatalogImportError(str(path), where, f"sections[{s_i}].containers[{c_i}] has no English title")
-            if ctype == "stratagem":
-                continue  # gdc only references core stratagems by id; their text comes from the seed pages
+            if ctype == "stratagem":  # gdc only references core stratagems by id: their number joins them
+                if number and isinstance(container.get("stratagem_id"), str):
+                    numbered.append({"id": container["stratagem_id"], "number": number, "name": _display(title)})
+                continue
             parts: list[str] = []
             subrules: list[tuple[str, str, str]] = []
             if ctype == "behaviourType" and isinstance(container.get("behaviour"), dict):
@@ -277,6 +280,8 @@ def _core_rules(doc: dict, path: Path, text: str) -> list[Entry]:
                                       "parent": f"{number} {name}" if number else name})
     if not entries:
         raise CatalogImportError(str(path), None, "no rules with English text found")
+    if numbered:
+        next(iter(entries.values())).data[STRATAGEM_NUMBERS] = numbered
     return list(entries.values())
 
 
