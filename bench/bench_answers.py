@@ -30,7 +30,9 @@ loaded and questions answered, with and without the passage vectors.
 Targets (issue 21, full data): names >= 95 % on top, questions >= 85 % within 3, confident wrong <= 1 %,
 FAQ odd ids >= 70 %, name answer p99 <= 50 ms, question answer p99 <= 150 ms, autocomplete p99 <= 10 ms.
 
-Run: `.venv/bin/python bench/bench_answers.py [--shared PATH]` (default ../shared next to the repo).
+Run: `.venv/bin/python bench/bench_answers.py [--shared PATH] [--catalog DIR]` (default ../shared next to the
+repo). With --catalog, a folder holding an already built full-data catalog is measured as it is (the embedded
+data's run is skipped).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ SETS = ("players_frozen", "players_heldout")
 TUNING = "tuning_questions"  # questions written by the helpers who tuned the answers, to tune on (not blind)
 BLIND_TUNING = "tuning_blind_questions"  # written blind to the code by another session, to tune on
 BLIND_TUNING2 = "tuning_blind_questions2"  # a second such set (200), written later by another blind session
+BLIND_TUNING3 = "tuning_blind_questions3"  # a third, written by a fourth blind session (bench/queries/README.md)
 QUERIES = ROOT / "bench" / "queries"
 _NUMBER = re.compile(r"^\d{2}\.\d{2}(\.\d{2})?$")
 _LIST_NUMBER = re.compile(r"^\d+\.\s+")  # the 10e seed's "2. Battle-shock" is the rule Battle-shock
@@ -304,20 +307,21 @@ def compare(catalog: Catalog, faqs_path: Path) -> None:
     vectors = semantic_mod.build(catalog.store.passage_texts(), model) if model is not None else None
     answerer = Answerer(catalog, vectors)
     semantic = vectors is not None
+    labels = {TUNING: "tuning (ours)", BLIND_TUNING: "tuning (blind)", BLIND_TUNING2: "tuning (blind 2)",
+              BLIND_TUNING3: "tuning (blind 3)"}
     questions = {name: [r for r in load_set(name) if r["kind"] == "question"]
-                 for name in (*SETS, TUNING, BLIND_TUNING, BLIND_TUNING2)}
+                 for name in (*SETS, *labels) if (QUERIES / f"{name}.jsonl").exists()}
     faqs = faq_rows(faqs_path)
     print("Questions answered from the rules passages: an accepted (or concerned) entry among the first 3, "
           "confident wrong answers, time per question")
-    print(f"  {'ranker':<22}" + "".join(f"{h:>26}" for h in (*SETS, "tuning (ours)", "tuning (blind)", "tuning (blind 2)",
-                                                              "FAQ odd ids",
-                                                              "FAQ even ids (tuning)"))
+    print(f"  {'ranker':<22}" + "".join(f"{labels.get(h, h):>26}" for h in (*questions, "FAQ odd ids",
+                                                                            "FAQ even ids (tuning)"))
           + f"{'p99 ms':>9}")
     for label, use in CONFIGS.items():
         if use is not None and "semantic" in use and not semantic:
             print(f"  {label:<22}  (no passage vectors loaded)")
             continue
-        tallies = {key: Tally() for key in (*SETS, TUNING, BLIND_TUNING, BLIND_TUNING2, "odd", "even")}
+        tallies = {key: Tally() for key in (*questions, "odd", "even")}
         for name, rows in questions.items():
             for row in rows:
                 items, sure, ms = shown(catalog, answerer, row["query"], use)
@@ -371,8 +375,12 @@ def rss_line(folder: Path) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
+    parser.add_argument("--catalog", type=Path, help="an already built full-data catalog folder, used as it is")
     args = parser.parse_args()
     print(machine_line())
+    if args.catalog is not None:
+        full_run(args.catalog, args.shared / "datasets")
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "base"
         open_catalog(settings_for(base)).close()
@@ -383,14 +391,18 @@ def main() -> int:
             return 0
         full = Path(tmp) / "full"
         build_full(full, datasets)
-        asyncio.run(run_sets(full, "full data (+ Wahapedia 10e + game-datacards 11e)", full=True))
-        catalog = open_catalog(settings_for(full))
-        try:
-            compare(catalog, datasets / "gdc-11e" / "faqs.json")
-        finally:
-            catalog.close()
-        rss_line(full)
+        full_run(full, datasets)
     return 0
+
+
+def full_run(full: Path, datasets: Path) -> None:
+    asyncio.run(run_sets(full, "full data (+ Wahapedia 10e + game-datacards 11e)", full=True))
+    catalog = open_catalog(settings_for(full))
+    try:
+        compare(catalog, datasets / "gdc-11e" / "faqs.json")
+    finally:
+        catalog.close()
+    rss_line(full)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ bench_answers.py, which print aggregates only):
   - tuning_blind_questions: 160 questions written blind to the code by another session, for tuning (its README
     is /work/blind/questions/README.md when it was written); right = accepted within 3;
   - tuning_blind_questions2: 200 more, written later by another blind session (bench/queries/README.md);
+  - tuning_blind_questions3: 150 more, by a fourth blind session (bench/queries/README.md);
   - tuning_blind_names, tuning_blind_names2: 260 and 250 names written blind to the code by other sessions
     (bench/queries/README.md); right = on top.
 
