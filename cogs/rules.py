@@ -367,6 +367,8 @@ class Rules(commands.Cog):
             if resolution.best is not None and resolution.confident:
                 entry = resolution.best
             elif not plausible:
+                if kind is None and await self._answer_from_rules(interaction, catalog, query, edition, prefer):
+                    return  # no name comes close ("bracketing", "woods"): the rules text that has its words, unsure
                 partial = not catalog.full_sources_loaded()
                 await interaction.response.send_message(
                     embed=no_match_embed(query, resolution.candidates[:5], partial=partial),

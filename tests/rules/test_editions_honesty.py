@@ -81,6 +81,16 @@ async def test_with_the_complete_rules_loaded_numbers_answer_and_misses_add_no_h
     assert embed["title"] == "No match" and "data update" not in embed["description"]
 
 
+async def test_a_word_no_name_comes_close_to_gets_the_closest_rules_not_no_match(
+        imports_console: ConsoleSession) -> None:
+    """"woods": no entry is named anything like it, but 13.05 Dense (terrain) holds the word ("woods" via the
+    rules' words); with the complete rules loaded it is offered as the closest rule, unsure, instead of a silent
+    No match. Words nothing holds still get No match."""
+    embed = only(await imports_console.send("/rule query:woods"))
+    assert "not sure" in embed["description"] and "13.05 Dense" in embed["description"]
+    assert only(await imports_console.send("/rule query:zzqqxxv"))["title"] == "No match"
+
+
 async def test_a_question_typed_without_a_question_word_is_answered_from_the_rules(
         imports_console: ConsoleSession) -> None:
     """"shooting after fall back" has no "?" and no question word: it went to the name search, whose menu offered
