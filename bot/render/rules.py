@@ -106,7 +106,7 @@ def paginate(text: str, size: int = PAGE_CHARS) -> list[str]:
 
 def _title(entry: Entry) -> str:
     number = entry.data.get("number") if isinstance(entry.data, dict) else None
-    prefix = f"{number} " if number and entry.kind == "rule" else ""
+    prefix = f"{number} " if number else ""  # a numbered core rule, or core stratagem (15.02 Command Re-roll)
     return escape(f"{prefix}{entry.name}", limit=256)
 
 

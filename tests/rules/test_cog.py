@@ -27,7 +27,8 @@ async def test_confident_match_answers_directly_with_edition_and_source(console:
 
 async def test_abbreviations_and_typos(console: ConsoleSession) -> None:
     assert only(await console.send("/rule query:dev wounds")).embeds[0]["title"].endswith("Devastating Wounds")
-    assert only(await console.send("/stratagem name:CRR")).embeds[0]["title"] == "Command Re-roll"
+    # a numbered core stratagem's title carries its number, as a core rule's does
+    assert only(await console.send("/stratagem name:CRR")).embeds[0]["title"] == "15.02 Command Re-roll"
     sheet = only(await console.send("/datasheet name:stompa"))
     assert sheet.embeds[0]["title"] == "Stompa"
 
