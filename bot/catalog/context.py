@@ -18,7 +18,8 @@ KIND_WORDS = {"rule": "rule", "rules": "rule", "stratagem": "stratagem", "strata
               "strat": "stratagem", "strats": "stratagem", "datasheet": "datasheet", "datasheets": "datasheet",
               "unit": "datasheet", "units": "datasheet", "weapon": "weapon", "weapons": "weapon",
               "ability": "ability", "abilities": "ability", "enhancement": "enhancement",
-              "enhancements": "enhancement", "detachment": "detachment", "detachments": "detachment"}
+              "enhancements": "enhancement", "detachment": "detachment", "detachments": "detachment", "det": "detachment",
+              "dets": "detachment"}
 EDITION_WORDS = {"10e": "10e", "10th": "10e", "10ed": "10e", "11e": "11e", "11th": "11e", "11ed": "11e"}
 # editions named in words; the current edition is the 11th
 EDITION_PHRASES = {"new edition": "11e", "current edition": "11e", "latest edition": "11e", "new ed": "11e",

@@ -804,9 +804,12 @@ def holds_whole(reading: str, name: str) -> bool:
 def only_begins(readings: list[str], hits: list[Hit]) -> bool:
     """Whether the top hit only begins a word of the query ("horde" -> Hordeslayer, by prefix) while another
     candidate holds the query's words whole (War Horde, by its words): the prefix tier ranks the first higher, but
-    the query reads as either, so the player chooses. A FAQ entry, named by a whole question, is no such rival."""
+    the query reads as either, so the player chooses. A FAQ entry, named by a whole question, is no such rival,
+    and one only begun is not answered."""
     if not hits or any(holds_whole(r, hits[0].name) for r in readings):
         return False
+    if hits[0].kind == "faq":  # a FAQ or errata header only begun ("talons of the emperor det"): never the claim
+        return True
     return any(h.kind != "faq" and holds_whole(r, h.name) for h in hits[1:] for r in readings)
 
 

@@ -120,3 +120,13 @@ def test_a_misspelt_word_that_only_begins_a_name_is_offered(small_catalog: Catal
     assert whole.confident and whole.best is not None and whole.best.name == "Lethal Hits"
     anti = small_catalog.search("anti grav repulsoin")
     assert anti and anti[0].name != "Anti"
+
+
+def test_det_names_a_detachment_and_an_errata_header_only_begun_is_no_answer(small_catalog: Catalog) -> None:
+    """"<detachment> det" was read as the start of an errata header ("Talons of the Emperor Detachment, Taloned
+    Pincer Stratagem, Target Section") and claimed, on the full data: "det" is the players' word for detachment,
+    and a FAQ or errata entry whose name the query only begins is offered, never answered."""
+    det = small_catalog.resolve("war horde det")
+    assert det.confident and det.best is not None and (det.best.name, det.best.kind) == ("War Horde", "detachment")
+    begun = small_catalog.resolve("bannernob abil")
+    assert not begun.confident and "Bannernob" in [h.name for h in begun.candidates]
