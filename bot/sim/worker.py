@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import os
 import resource
 import select
@@ -117,6 +118,17 @@ def initialise(limit_bytes: int, warm: Callable[[], None] | None = None, owner: 
     if warm is not None:
         with contextlib.suppress(Exception):  # a cold worker still answers; its first job loads what it needs
             warm()
+    freeze_warm()
+
+
+def freeze_warm() -> None:
+    """Move everything loaded so far (modules, caches, a warm pool's dataset) out of reach of the garbage
+    collector's full passes (gc.freeze). Why: a full pass walks every tracked object, ~30,000 in a warm
+    worker, 15-25 ms, which a request that triggers one pays at once (a p99 of a few ms otherwise);
+    walking them would also write into pages shared copy-on-write with the forkserver. Garbage made while
+    warming is collected first, so nothing collectable is frozen."""
+    gc.collect()
+    gc.freeze()
 
 
 def exit_with(owner: int) -> None:

@@ -18,6 +18,7 @@ from bot.errors import UserError
 from bot.sim.pool import SimPool
 from tests.armies.test_limits import NAMES_A_LIMIT
 from tests.fuzz import hostile_lists
+from tests.sim import jobs
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "armies"
 START = "/game start opponent:222 edition:11e faction:Leagues of Votann opponent_faction:Orks"
@@ -34,6 +35,9 @@ async def test_a_list_is_read_in_a_worker_process(reader: ArmyReader, tmp_path: 
     army = await reader.read((FIXTURES / "votann_gw_app.txt").read_bytes(), filename=None, edition="11e", user=1)
     assert len(army.units) == 9 and army.faction == "Leagues of Votann"
     assert reader.pool is not None and reader.pool.pids() and os.getpid() not in reader.pool.pids()
+    # Its dataset, loaded as it started, is out of the garbage collector's passes (bot.sim.worker.freeze_warm).
+    kind, (frozen, walked) = await reader.pool.call(jobs.gc_counts, (), timeout=30)
+    assert kind == "ok" and frozen > 100_000 and walked < 20_000, (frozen, walked)
     # The worker read the bytes of a real file, and refused the audit's 4.8 MB list by its line count.
     name, data = hostile_lists.boyz_flood()
     (tmp_path / name).write_bytes(data)

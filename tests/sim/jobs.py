@@ -51,3 +51,10 @@ class Unpicklable:
 def unsendable() -> object:
     """An answer that cannot be pickled back."""
     return lambda: None
+
+
+def gc_counts() -> tuple[int, int]:
+    """(objects frozen out of the garbage collector's passes, objects a full pass would walk) in this worker."""
+    import gc
+
+    return gc.get_freeze_count(), len(gc.get_objects())

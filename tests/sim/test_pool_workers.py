@@ -180,3 +180,14 @@ async def test_a_job_or_answer_that_cannot_cross_fails_alone(pool: SimPool) -> N
         await pool.call(jobs.unsendable, (), timeout=30)
     assert await pool.call(len, ("abc",), timeout=30) == ("ok", 3)
     assert pool.replacements == 0
+
+
+async def test_what_a_worker_loaded_before_its_first_job_is_frozen_out_of_the_collectors_passes(
+    pool: SimPool,
+) -> None:
+    """A full garbage collection in a warm worker walks only what it made since (not the ~30,000 objects of
+    numpy, the engine and the warm-up), so a request that triggers one does not pay for them. (The army-list
+    pool's dataset, loaded by its `warm`: tests/armies/test_reader.py.)"""
+    await pool.call(os.getpid, (), timeout=30)
+    kind, (frozen, walked) = await pool.call(jobs.gc_counts, (), timeout=30)
+    assert kind == "ok" and frozen > 10_000 and walked < 2_000, (frozen, walked)
