@@ -6,6 +6,9 @@ established methods instead of hand-set scores, and merged by reciprocal-rank fu
   - semantic: cosine similarity of static word embeddings (bot/catalog/vectors.py), when the vectors load;
   - core: the same words over the core rules and glossary only (weighted up when the question names no entry:
     then it asks about the rules every army shares);
+  - asks: the core rules and keywords whose players' asks (bot/catalog/asks.py, document expansion from asks
+    written blind to the code) share the question's words, each by its passage that ranks best lexically
+    (weighted up like core when the question names no entry); they find a rule, they never make a claim;
   - named: the passages of the entries the question names (the name search's hits and its mention pass), then
     those of the named units' and detachments' own abilities, rules, stratagems and enhancements that share the
     question's words ("warboss +1 to hit" is asked about the Warboss's Might is Right).
@@ -13,7 +16,8 @@ A question naming an edition ("stealth in 10e") is answered from that edition; o
 editions is quoted in the server's edition first, and one rule is quoted once per edition (core rule before its
 glossary entry). The answer quotes the sentences of the best passage that share the question's words, cites its
 rule number and source, then lists related entries and the FAQ entries that concern them. It is `confident`
-only when every ranking leads with the same entry; otherwise it says "I'm not sure" and shows the closest rules.
+only when the named, lexical and core rankings lead with the same entry; otherwise it says "I'm not sure" and
+shows the closest rules.
 
 Every step is bounded: the question is clipped to MAX_QUESTION_CHARS and MAX_WORDS words, each ranker
 returns at most POOL passages.
@@ -53,7 +57,9 @@ NAMED_HITS = 6  # entries the question names, from the name search
 NAME_LIKE_RATIO = 80.0  # a query this close (rapidfuzz ratio) to a candidate's name was typed as that name
 CORE_KINDS = ("rule", "keyword")
 UNNAMED_CORE_WEIGHT = 1.0
-WEIGHTS = {"lexical": 1.0, "core": 0.3, "semantic": 1.0, "named": 1.0}  # each ranking's weight in the fusion
+UNNAMED_ASKS_WEIGHT = 1.0
+# each ranking's weight in the fusion; asks chosen on the tuning sets only (docs/architecture.md, fourth pass)
+WEIGHTS = {"lexical": 1.0, "core": 0.3, "semantic": 1.0, "named": 1.0, "asks": 0.5}
 
 # English function words and the words every question about the game shares: they rank nothing
 STOP_WORDS = frozenset("""
@@ -231,7 +237,7 @@ class Answerer:
         self._editions_of: tuple[object, set[str]] = (None, set())
 
     def rankings(self, query: str, *, edition: str | None = None,
-                 use: tuple[str, ...] = ("lexical", "core", "semantic", "named")) -> dict[str, list[int]]:
+                 use: tuple[str, ...] = ("lexical", "core", "semantic", "named", "asks")) -> dict[str, list[int]]:
         """Each ranker's passage rowids, best first (the bench compares them one by one)."""
         index = self.catalog.index
         reading = index.reading(query)
@@ -245,6 +251,11 @@ class Answerer:
         if "core" in use:  # the same words in the core rules and glossary only: the rules every army shares
             out["core"] = [r for r, _ in self.catalog.store.passage_search(words[:MAX_WORDS], limit=POOL,
                                                                            edition=edition, kinds=CORE_KINDS)]
+        if "asks" in use:  # the rules whose players' asks share the question's words (bot/catalog/asks.py)
+            entries = self.catalog.store.passage_asks(words[:MAX_WORDS], limit=POOL, edition=edition)
+            by_entry = self.catalog.store.passage_ids(entries)
+            lex_rank = {r: i for i, r in enumerate(out.get("lexical", []))}
+            out["asks"] = [min(by_entry[e], key=lambda r: (lex_rank.get(r, POOL), r)) for e in entries if e in by_entry]
         if "semantic" in use and self.vectors is not None:
             out["semantic"] = self.vectors.search(reading, limit=POOL, edition=edition)
         if "named" in use:
@@ -288,7 +299,7 @@ class Answerer:
         return (index.records[idx].edition, fold(index.records[idx].name)) if idx is not None else ("", "")
 
     def answer(self, query: str, *, edition: str | None = None, prefer_edition: str | None = None,
-               use: tuple[str, ...] = ("lexical", "core", "semantic", "named")) -> Answer:
+               use: tuple[str, ...] = ("lexical", "core", "semantic", "named", "asks")) -> Answer:
         """The answer to `query` from the passages of `edition` (or the edition the query names); without one,
         a rule found in both editions is quoted in `prefer_edition` first (the server's edition)."""
         query = clean_text(query or "")[:MAX_QUESTION_CHARS]
@@ -303,6 +314,7 @@ class Answerer:
         weights = dict(WEIGHTS)
         if not ranked.get("named"):  # the question names no entry: it asks about the rules every army shares
             weights["core"] = UNNAMED_CORE_WEIGHT
+            weights["asks"] = UNNAMED_ASKS_WEIGHT
         fused = fuse(list(ranked.values()), [weights[name] for name in ranked])
         order = sorted(fused, key=lambda r: (-fused[r], r))
         found = self.catalog.store.passage_rows(order[:POOL])
@@ -376,7 +388,8 @@ class Answerer:
         """Confident only when every ranking leads with the best passage's entry: the question names it (named),
         its words pick it among all passages (lexical) and among the shared core rules (core). Measured on the
         tuning sets (blind tuning questions, our own, FAQ even ids), two of three agreeing was wrong one time in
-        six ("can i still shoot if i fell back" named and worded like a 10e stratagem); all three, once in 21."""
+        six ("can i still shoot if i fell back" named and worded like a 10e stratagem); all three, once in 21.
+        Players' asks (the "asks" ranking) help find a rule; they are no evidence that it answers."""
         if not result.passages:
             return False
         best = result.passages[0].passage.entry_id

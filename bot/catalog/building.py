@@ -20,6 +20,7 @@ try:
 except ImportError:  # not on Windows: there, concurrent first builds are not serialised
     fcntl = None  # type: ignore[assignment]
 
+from bot.catalog import asks as asks_mod
 from bot.catalog import imports as kept
 from bot.catalog import known as known_mod
 from bot.catalog.importers import seeds as seed_importer
@@ -43,7 +44,8 @@ def fingerprint(data_root: Path = DATA_ROOT) -> str:
     h.update(f"schema={SCHEMA_VERSION};builder={BUILDER_VERSION};wh40kdc={wh40kdc.__version__}".encode())
     files = sorted((data_root / "seeds").glob("*.txt")) + [data_root / "aliases.toml",
                                                              data_root / "wh40kdc_overrides.json",
-                                                             data_root / "unit_overrides.json"]
+                                                             data_root / "unit_overrides.json",
+                                                             data_root / asks_mod.FILE]
     for path in files:
         if path.exists():
             h.update(path.name.encode())
@@ -64,6 +66,8 @@ def build_base(store: CatalogStore, data_root: Path = DATA_ROOT) -> dict[str, in
             if normalize(e.name) == normalize(target):
                 aliases.setdefault(e.id, []).append(alias)
     wh_entries, wh_source = wh40kdc_importer.load(data_root / "wh40kdc_overrides.json")
+    # players' asks, indexed with the passages that replace_datasets builds (bot/catalog/asks.py)
+    store.set_meta(asks_mod.META_KEY, json.dumps(players_asks(data_root), ensure_ascii=False))
     store.replace_datasets({
         seed_importer.DATASET: ("Seed pages", str(data_root / "seeds"), entries),
         wh40kdc_importer.DATASET: (wh_source, None, wh_entries),
@@ -75,6 +79,16 @@ def build_base(store: CatalogStore, data_root: Path = DATA_ROOT) -> dict[str, in
     log.info("catalog base built: %d seed + %d wh40kdc entries in %.2fs", len(entries), len(wh_entries),
              time.perf_counter() - started)
     return {"seeds": len(entries), "wh40kdc": len(wh_entries)}
+
+
+def players_asks(data_root: Path) -> dict[str, dict[str, list[str]]]:
+    """data/rules_asks.jsonl read, or none with one warning line when it is missing or invalid: the passages are
+    then indexed without them and answers keep working."""
+    try:
+        return asks_mod.load(data_root / asks_mod.FILE)
+    except asks_mod.AsksError as exc:
+        log.warning("%s; questions are answered without the players' asks", exc)
+        return {}
 
 
 @contextlib.contextmanager

@@ -13,7 +13,11 @@ gives its passages once, from its primary entry.
 
 The passages live in the catalog file beside the entries (table `passages`, FTS5 index `passages_fts` with the
 Porter stemmer, so "falling back" finds "Fall Back"), written in the same transaction as each import, never at
-answer time. `search` ranks them with FTS5's own bm25().
+answer time. `search` ranks them with FTS5's own bm25(). What players ask when a core rule or keyword is the
+answer (bot/catalog/asks.py: document expansion) is indexed per entry in its own FTS5 table (`passage_asks`),
+ranked by `search_asks` as a ranking of its own: FTS5's bm25() counts a row's length over all its columns, so
+asks beside the text would lengthen the rule's passages and change how their own words rank. The asks are
+never quoted.
 """
 
 from __future__ import annotations
@@ -24,15 +28,17 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from bot.catalog.normalize import fold
-from bot.catalog.things import source_label
+from bot.catalog import asks as asks_mod
+from bot.catalog.normalize import fold, normalize
+from bot.catalog.things import name_key, source_label
 
+ASKED_KINDS = ("rule", "keyword")  # the kinds players' asks are written for (numbered core rules, keywords)
 PASSAGE_KINDS = ("rule", "faq", "keyword", "ability", "stratagem", "detachment", "enhancement", "datasheet")
 PASSAGE_CHARS = 480  # a passage gathers paragraphs up to about this many characters
 MAX_PARAGRAPH = 720  # a longer paragraph is cut at sentence ends
 MAX_PASSAGES = 40  # per entry: the longest core rule section has about 25
 MAX_WORDS = 16  # query words sent to FTS5
-VERSION = "4"  # bump when the passages are built differently: a catalog holding older ones rebuilds them on open
+VERSION = "5"  # bump when the passages are built differently: a catalog holding older ones rebuilds them on open
 MAX_HOLDERS = 4  # datasheets named with an ability (a core ability such as Deep Strike has hundreds)
 NAME_WEIGHT = 3.0  # bm25() weight of the entry's name against its text (a title says what the passage is about)
 
@@ -128,6 +134,8 @@ def create(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE TABLE IF NOT EXISTS passage_members (edition TEXT NOT NULL, holder TEXT NOT NULL, "
                  "entry_id TEXT NOT NULL)")
     conn.execute("CREATE INDEX IF NOT EXISTS passage_members_holder ON passage_members (edition, holder)")
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS passage_asks USING fts5(entry_id UNINDEXED, edition UNINDEXED, "
+                 "kind UNINDEXED, asks, tokenize='porter unicode61 remove_diacritics 2')")
     conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(title, words, content='passages', "
                  "content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2')")
 
@@ -138,7 +146,7 @@ def rebuild(conn: sqlite3.Connection) -> int:
     Whole, not per dataset: which entry of a shared thing is primary can change with any import. The tables are
     made anew, so a catalog whose passages have other columns (an older VERSION) gets the current ones.
     """
-    for table in ("passages_fts", "passages", "passage_members"):
+    for table in ("passages_fts", "passages", "passage_members", "passage_asks"):
         conn.execute(f"DROP TABLE IF EXISTS {table}")
     create(conn)
     marks = ",".join("?" * len(PASSAGE_KINDS))
@@ -148,6 +156,7 @@ def rebuild(conn: sqlite3.Connection) -> int:
         f"WHERE e.kind IN ({marks}) AND (t.thing IS NULL OR t.thing = e.id) ORDER BY e.rowid", PASSAGE_KINDS)
     sections = section_names(conn)
     numbers = thing_numbers(conn)
+    asked = players_asks(conn)
     batch: list[tuple] = []
     count = 0
     for entry_id, kind, name, number, edition, source, text, data in rows:
@@ -156,12 +165,18 @@ def rebuild(conn: sqlite3.Connection) -> int:
         number = number or (printed[0][0] if printed else None)
         others = "; ".join(f"{n} ({src})" for n, src in printed if n != number)
         summary = int(bool(data.get("metadata_only")))
+        asks = asked.get(edition, {}).get(number or "", []) + asked.get(edition, {}).get(
+            "name:" + name_key(normalize(name)), []) if kind in ASKED_KINDS else []
+        pieces = entry_texts(kind, text, data)
+        if asks and pieces:
+            conn.execute("INSERT INTO passage_asks (entry_id, edition, kind, asks) VALUES (?, ?, ?, ?)",
+                         (entry_id, edition, kind, index_words(" ".join(asks))))
         title = index_words(f"{number or ''} {name}")
         owners = holders(name, data)
         parents = index_words(" ".join(parent_names(sections, edition, number) + owners))
         conn.executemany("INSERT INTO passage_members (edition, holder, entry_id) VALUES (?, ?, ?)",
                          [(edition, fold(owner), entry_id) for owner in owners])
-        for piece in entry_texts(kind, text, data):
+        for piece in pieces:
             batch.append((entry_id, kind, name, number, edition, source, piece, title,
                           f"{parents} {index_words(piece)}".strip(), summary, others))
         if len(batch) >= 2000:
@@ -187,6 +202,16 @@ def thing_numbers(conn: sqlite3.Connection) -> dict[str, list[tuple[str, str]]]:
         if all(n != number for n, _ in pairs):
             pairs.append((number, label))
     return out
+
+
+def players_asks(conn: sqlite3.Connection) -> dict[str, dict[str, list[str]]]:
+    """The players' asks the catalog was built with (asks.load's shape; none when it holds none)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (asks_mod.META_KEY,)).fetchone()
+    try:
+        value = json.loads(row[0]) if row else {}
+    except (TypeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def section_names(conn: sqlite3.Connection) -> dict[tuple[str, str], str]:
@@ -261,6 +286,17 @@ def search(conn: sqlite3.Connection, words: Iterable[str], *, limit: int = 50, e
            + ("JOIN passages p ON p.rowid = f.rowid " if len(where) > 1 else "")
            + f"WHERE {' AND '.join(where)} ORDER BY s LIMIT ?")
     return [(int(r[0]), float(r[1])) for r in conn.execute(sql, (*args, limit)).fetchall()]
+
+
+def search_asks(conn: sqlite3.Connection, words: Iterable[str], *, limit: int = 50,
+                edition: str | None = None) -> list[str]:
+    """The entries whose players' asks hold any of `words`, best bm25 first (of `edition` when given)."""
+    expr = fts_expression(words)
+    if expr is None:
+        return []
+    sql = "SELECT entry_id FROM passage_asks WHERE passage_asks MATCH ?" + (" AND edition = ?" if edition else "")
+    args = [expr, edition] if edition else [expr]
+    return [r[0] for r in conn.execute(sql + " ORDER BY bm25(passage_asks) LIMIT ?", (*args, limit))]
 
 
 def fetch(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, Passage]:

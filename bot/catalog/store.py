@@ -395,6 +395,11 @@ class CatalogStore:
             return passages.search(self._conn, words, limit=limit, edition=edition, kinds=kinds)
 
     @_reading
+    def passage_asks(self, words: list[str], *, limit: int = 50, edition: str | None = None) -> list[str]:
+        with self._lock:
+            return passages.search_asks(self._conn, words, limit=limit, edition=edition)
+
+    @_reading
     def passage_rows(self, rowids: list[int]) -> dict[int, passages.Passage]:
         with self._lock:
             return passages.fetch(self._conn, rowids)
