@@ -354,7 +354,10 @@ catalog.answer("can i shoot after falling back")
 catalog.resolve("lethal hits")
 if len(sys.argv) > 3:
     from bench import semantic
-    catalog.answerer.vectors = semantic.build(catalog.store.passage_texts(), semantic.load_model())
+    model = semantic.load_model()
+    if model is None:
+        sys.exit("wordllama is not installed")
+    catalog.answerer.vectors = semantic.build(catalog.store.passage_texts(), model)
     catalog.answer("can i reroll a reroll")
 print(next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmRSS")))
 """
