@@ -30,6 +30,13 @@ GRAMMAR = load(DATA_ROOT / "shorthand.toml")
     ("does 5+++ work against mortal wounds", "does feel no pain work against mortal wounds", (),
      "Feel No Pain 5+"),
     ("core 09.07 and 5+++", "and feel no pain", ("09.07",), "rule 09.07"),
+    ("ws3+", "hit roll", ("05.01", "02.04"), "a hit roll of 3+ (WS/BS 3+)"),
+    ("BS 4+", "hit roll", ("05.01", "02.04"), "a hit roll of 4+ (WS/BS 4+)"),
+    ("Ld6+", "leadership roll", ("01.06", "02.02"), "Leadership 6+"),
+    ("oc2", "objective control", ("14.02", "02.02"), "OC 2"),
+    ("M10", "move", ("03.01", "02.02"), 'Move 10"'),
+    ('m6"', "move", ("03.01", "02.02"), 'Move 6"'),
+    ("rr1s", "re-roll", ("01.05.02",), "re-rolls of 1s"),
 ])
 def test_shorthand_is_read_as_what_it_means(query: str, text: str, numbers: tuple, says: str) -> None:
     reading = GRAMMAR.read(query)
@@ -39,7 +46,8 @@ def test_shorthand_is_read_as_what_it_means(query: str, text: str, numbers: tupl
 
 
 @pytest.mark.parametrize("query", ["feel no pain", "5+", "t'au", "tau", "at12", "t", "fnp 5+", "rule 1.999",
-                                   "deadly demise d6", "rapid fire 2", "13.8.1.4", "x4++y", ""])
+                                   "deadly demise d6", "rapid fire 2", "13.8.1.4", "x4++y", "", "m", "m 6", "bs",
+                                   "oc", "ldr", "lm10", "ws", "rr"])
 def test_words_that_are_not_shorthand_stay_as_typed(query: str) -> None:
     assert GRAMMAR.read(query) is None
 
