@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import gc
 import os
 import resource
@@ -180,6 +181,12 @@ def run(timeout: float, job: Callable[..., Any], *args: Any) -> tuple:
     except UserError as error:
         return ("user", error.message, error.field)
     except MemoryError:
+        return ("memory",)
+    except OSError as error:
+        # At the address-space limit the kernel refuses an mmap, e.g. while an import lists a directory:
+        # that is the same outcome as a MemoryError, not an error in the job.
+        if error.errno != errno.ENOMEM:
+            raise
         return ("memory",)
     except _Overtime:
         return ("timeout",)

@@ -58,3 +58,12 @@ def gc_counts() -> tuple[int, int]:
     import gc
 
     return gc.get_freeze_count(), len(gc.get_objects())
+
+
+def mapped(megabytes: int) -> int:
+    """Map `megabytes` of anonymous memory: beyond the worker's address-space limit the kernel refuses the
+    mmap (OSError ENOMEM, not MemoryError), as it refuses an import's directory listing near the limit."""
+    import mmap
+
+    with mmap.mmap(-1, megabytes * 2**20) as area:
+        return len(area)

@@ -71,6 +71,15 @@ async def test_a_killed_worker_answers_died_for_its_own_request_only(pool: SimPo
     assert len(pool.pids()) == 2 and other in pool.pids() and all(kind == "ok" for kind, _ in answers)
 
 
+async def test_the_kernel_refusing_memory_is_the_memory_outcome(pool: SimPool) -> None:
+    """An mmap beyond the worker's limit fails with OSError ENOMEM (CI met it inside an import): answered
+    ("memory",) like a MemoryError, while any other OSError still reaches the caller as the job's error."""
+    assert await pool.call(jobs.mapped, (2 * LIMIT // 2**20,), timeout=30) == ("memory",)
+    assert await pool.call(jobs.mapped, (1,), timeout=30) == ("ok", 2**20)
+    with pytest.raises(FileNotFoundError):
+        await pool.call(Path.read_bytes, (Path("/nonexistent/cogitator"),), timeout=30)
+
+
 async def test_a_worker_that_died_idle_costs_no_request(pool: SimPool) -> None:
     """A worker killed while idle is found when a job is written to it: the job goes to a live worker."""
     for pid in pool.pids():
