@@ -6,7 +6,7 @@ established methods instead of hand-set scores, and merged by reciprocal-rank fu
   - semantic: cosine similarity of static word embeddings (bot/catalog/vectors.py), when the vectors load;
   - core: the same words over the core rules and glossary only (weighted up when the question names no entry:
     then it asks about the rules every army shares);
-  - asks: the core rules and keywords whose players' asks (bot/catalog/asks.py, document expansion from asks
+  - asks: the rules and faction entries whose players' asks (bot/catalog/asks.py, document expansion from asks
     written blind to the code) share the question's words, each by its passage that ranks best lexically
     (weighted up like core when the question names no entry); they find a rule, they never make a claim;
   - named: the passages of the entries the question names (the name search's hits and its mention pass), then

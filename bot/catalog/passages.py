@@ -13,7 +13,7 @@ gives its passages once, from its primary entry.
 
 The passages live in the catalog file beside the entries (table `passages`, FTS5 index `passages_fts` with the
 Porter stemmer, so "falling back" finds "Fall Back"), written in the same transaction as each import, never at
-answer time. `search` ranks them with FTS5's own bm25(). What players ask when a core rule or keyword is the
+answer time. `search` ranks them with FTS5's own bm25(). What players ask when a core rule, keyword or faction entry is the
 answer (bot/catalog/asks.py: document expansion) is indexed per entry in its own FTS5 table (`passage_asks`),
 ranked by `search_asks` as a ranking of its own: FTS5's bm25() counts a row's length over all its columns, so
 asks beside the text would lengthen the rule's passages and change how their own words rank. The asks are
@@ -29,16 +29,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bot.catalog import asks as asks_mod
-from bot.catalog.normalize import fold, normalize
-from bot.catalog.things import name_key, source_label
+from bot.catalog.normalize import fold
+from bot.catalog.things import source_label
 
-ASKED_KINDS = ("rule", "keyword")  # the kinds players' asks are written for (numbered core rules, keywords)
+CORE_ASKED_KINDS = ("rule", "keyword")  # players' asks keyed by number or name (numbered core rules, keywords)
 PASSAGE_KINDS = ("rule", "faq", "keyword", "ability", "stratagem", "detachment", "enhancement", "datasheet")
 PASSAGE_CHARS = 480  # a passage gathers paragraphs up to about this many characters
 MAX_PARAGRAPH = 720  # a longer paragraph is cut at sentence ends
 MAX_PASSAGES = 40  # per entry: the longest core rule section has about 25
 MAX_WORDS = 16  # query words sent to FTS5
-VERSION = "5"  # bump when the passages are built differently: a catalog holding older ones rebuilds them on open
+VERSION = "6"  # bump when the passages are built differently: a catalog holding older ones rebuilds them on open
 MAX_HOLDERS = 4  # datasheets named with an ability (a core ability such as Deep Strike has hundreds)
 NAME_WEIGHT = 3.0  # bm25() weight of the entry's name against its text (a title says what the passage is about)
 
@@ -165,8 +165,7 @@ def rebuild(conn: sqlite3.Connection) -> int:
         number = number or (printed[0][0] if printed else None)
         others = "; ".join(f"{n} ({src})" for n, src in printed if n != number)
         summary = int(bool(data.get("metadata_only")))
-        asks = asked.get(edition, {}).get(number or "", []) + asked.get(edition, {}).get(
-            "name:" + name_key(normalize(name)), []) if kind in ASKED_KINDS else []
+        asks = asks_for(asked.get(edition, {}), kind, name, number)
         pieces = entry_texts(kind, text, data)
         if asks and pieces:
             conn.execute("INSERT INTO passage_asks (entry_id, edition, kind, asks) VALUES (?, ?, ?, ?)",
@@ -202,6 +201,14 @@ def thing_numbers(conn: sqlite3.Connection) -> dict[str, list[tuple[str, str]]]:
         if all(n != number for n, _ in pairs):
             pairs.append((number, label))
     return out
+
+
+def asks_for(asked: dict[str, list[str]], kind: str, name: str, number: str | None) -> list[str]:
+    """The players' asks written for one entry of one edition: a core rule or keyword by its number or name,
+    a faction's ability, stratagem, detachment or enhancement by its kind and name (bot/catalog/asks.py)."""
+    if kind in CORE_ASKED_KINDS:
+        return asked.get(number or "", []) + asked.get(asks_mod.rule_key(name), [])
+    return asked.get(asks_mod.rule_key(name, kind), []) if kind in asks_mod.FACTION_KINDS else []
 
 
 def players_asks(conn: sqlite3.Connection) -> dict[str, dict[str, list[str]]]:

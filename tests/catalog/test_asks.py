@@ -53,6 +53,8 @@ def test_an_ask_finds_its_rule_and_is_never_quoted(writable_catalog: Catalog) ->
     ('{"edition": "11e", "rule": "13.08", "asks": ["x"]}\nnot json\n', "line 2: not JSON"),
     ('# a comment\n{"edition": "12e", "rule": "13.08", "asks": ["x"]}\n', 'line 2: expected {"edition"'),
     ('{"edition": "11e", "rule": "13.08", "asks": "fall back"}\n', 'line 1: expected {"edition"'),
+    ('{"edition": "11e", "rule": "Boyz", "kind": "datasheet", "asks": ["x"]}\n', 'optional "kind": one of ability'),
+    ("#" * (asks.MAX_BYTES + 1), f"larger than {asks.MAX_BYTES} bytes"),
 ])
 def test_a_missing_or_invalid_file_is_one_warning_line(tmp_path: Path, caplog: pytest.LogCaptureFixture,
                                                        content: str | None, problem: str) -> None:
@@ -68,3 +70,21 @@ def test_without_asks_the_answers_keep_working(writable_catalog: Catalog) -> Non
     _with_asks(writable_catalog, {})
     answer = writable_catalog.answer("can i shoot after falling back")
     assert answer.passages and not writable_catalog.store.passage_asks(["fall", "back", "shoot"])
+
+
+def test_a_factions_ask_reaches_the_entry_of_its_kind_only(writable_catalog: Catalog) -> None:
+    """A faction entry's asks are keyed by kind and name: written for an ability, they never reach the core
+    keyword of the same name."""
+    _with_asks(writable_catalog, {"11e": {asks.rule_key("Waaagh! Effigy", "ability"): [f"{ODD} near the stompa"],
+                                          asks.rule_key("Deep Strike", "ability"): ["wibbleton arrives"]}})
+    answer = writable_catalog.answer(f"what does {ODD} do?")
+    assert answer.passages[0].passage.name == "Waaagh! Effigy" and answer.passages[0].passage.kind == "ability"
+    assert writable_catalog.store.passage_asks(["arrives"]) == []  # Deep Strike is a keyword, not an ability
+    assert asks.rule_key("Deep Strike") in asks.load(REPO / "data" / asks.FILE)["11e"]  # the keyword's own asks
+
+
+def test_the_shipped_file_holds_asks_for_factions_entries() -> None:
+    table = asks.load(REPO / "data" / asks.FILE)
+    assert asks.rule_key("Dok’s Toolz", "ability") in table["11e"]
+    assert asks.rule_key("Dok’s Toolz", "ability") in table["10e"]
+    assert sum(key.startswith(asks.FACTION_KINDS) for key in table["11e"]) > 300
