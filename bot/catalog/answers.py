@@ -265,8 +265,7 @@ class Answerer:
     def _named(self, query: str, edition: str | None, lexical: list[int]) -> list[int]:
         """Passages of the entries the question names, in the name search's order; of each entry its passage
         that ranks best lexically, else its first."""
-        hits = self.catalog.search(query, edition=edition, limit=NAMED_HITS, prefer_edition=None)
-        named = [h.id for h in hits if h.score >= 85.5]  # search.MENTION_SCORE: named, not merely sharing words
+        named = [h.id for h in self.catalog.named(query, edition=edition, limit=NAMED_HITS)]
         index = self.catalog.index
         # the name search reads mentions only in a question-shaped query: "ghaz invuln" names Ghazghkull too
         mentioned = index.mentions(normalize(index.reading(query)))

@@ -35,6 +35,7 @@ from bot.catalog.known import KnownName, KnownNames
 from bot.catalog.model import KINDS, CatalogImportError, Entry, Hit, Resolution
 from bot.catalog.normalize import clean_text, normalize
 from bot.catalog.search import (
+    MENTION_SCORE,
     SearchIndex,
     confident,
     fts_words,
@@ -95,6 +96,14 @@ class Catalog:
         """Best matches first: names (exact, prefix, token, fuzzy), then a full-text fallback."""
         hits, _scores, _matches = self._search(query, kind=kind, edition=edition, limit=limit, prefer_edition=prefer_edition)
         return hits
+
+    def named(self, query: str, *, edition: str | None = None, limit: int = 10) -> list[Hit]:
+        """The entries a question names: the hits whose name matched at least as well as a mention
+        (search.MENTION_SCORE), judged on how well the name matched. Not the entries whose text merely shares
+        the question's words: full-text hits score 85 down, and the tie-breaks of a hit's final score could
+        lift one over ("does cover stack" named a Daemon Prince whose text holds those words)."""
+        hits, _scores, matches = self._search(query, kind=None, edition=edition, limit=limit, prefer_edition=None)
+        return [hit for hit, match in zip(hits, matches, strict=True) if match >= MENTION_SCORE]
 
     def answer(self, query: str, *, edition: str | None = None,
                prefer_edition: str | None = CURRENT_EDITION) -> Answer:

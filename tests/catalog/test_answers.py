@@ -28,6 +28,7 @@ from bot.catalog.answers import (
 )
 from bot.catalog.model import Hit
 from bot.catalog.passages import MAX_PASSAGES, Passage, entry_texts, index_words, split_text
+from bot.catalog.search import MENTION_SCORE
 from bot.catalog.service import Catalog, open_catalog
 from tests.catalog.conftest import REPO, copy_catalog, settings_for
 from tests.catalog.test_cli import run
@@ -243,3 +244,14 @@ def test_a_question_naming_a_unit_asks_about_its_own_rules_too(small_catalog: Ca
     assert "Might is Right" in [rows[r].name for r in named["named"]]
     answer = small_catalog.answer("warboss leading boyz +1 to hit in melee", prefer_edition="10e")
     assert "Might is Right" in [q.passage.name for q in answer.passages]
+
+
+def test_an_entry_whose_text_only_shares_the_questions_words_is_not_named(small_catalog: Catalog) -> None:
+    """A full-text hit (85 down) plus its tie-breaks could pass the mention score: "when can i use a stratagem"
+    named the keyword TOWERING, whose text holds those words, and "does cover stack" a Daemon Prince."""
+    hits = small_catalog.search("when can i use a stratagem", limit=6, prefer_edition=None)
+    assert hits[0].name == "TOWERING" and hits[0].score >= MENTION_SCORE  # found by its text, not named
+    assert small_catalog.named("when can i use a stratagem") == []
+    assert not small_catalog.answerer.rankings("when can i use a stratagem", use=("lexical", "named"))["named"]
+    assert [h.name for h in small_catalog.named("does cover stack")] == ["Benefit of Cover"]
+    assert [h.name for h in small_catalog.named("does the warboss give +1 to hit")][:1] == ["Warboss"]
