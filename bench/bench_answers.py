@@ -66,6 +66,7 @@ TUNING = "tuning_questions"  # questions written by the helpers who tuned the an
 BLIND_TUNING = "tuning_blind_questions"  # written blind to the code by another session, to tune on
 BLIND_TUNING2 = "tuning_blind_questions2"  # a second such set (200), written later by another blind session
 BLIND_TUNING3 = "tuning_blind_questions3"  # a third, written by a fourth blind session (bench/queries/README.md)
+BLIND_TUNING4 = "tuning_blind_questions4"  # a fourth, written by a sixth blind session (bench/queries/README.md)
 QUERIES = ROOT / "bench" / "queries"
 _NUMBER = re.compile(r"^\d{2}\.\d{2}(\.\d{2})?$")
 _LIST_NUMBER = re.compile(r"^\d+\.\s+")  # the 10e seed's "2. Battle-shock" is the rule Battle-shock
@@ -312,7 +313,7 @@ def compare(catalog: Catalog, faqs_path: Path) -> None:
     answerer = Answerer(catalog, vectors)
     semantic = vectors is not None
     labels = {TUNING: "tuning (ours)", BLIND_TUNING: "tuning (blind)", BLIND_TUNING2: "tuning (blind 2)",
-              BLIND_TUNING3: "tuning (blind 3)"}
+              BLIND_TUNING3: "tuning (blind 3)", BLIND_TUNING4: "tuning (blind 4)"}
     questions = {name: [r for r in load_set(name) if r["kind"] == "question"]
                  for name in (*SETS, *labels) if (QUERIES / f"{name}.jsonl").exists()}
     faqs = faq_rows(faqs_path)

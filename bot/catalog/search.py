@@ -461,7 +461,7 @@ class SearchIndex:
 
     def corrected(self, q: str) -> tuple[str, ...]:
         """Readings of `q` with each word that starts no name word (and is no abbreviation) replaced by the
-        closest name words: one edit (a transposition counts as one) for 4-7 letters, two from 8. When
+        closest name words: one edit (a transposition counts as one) for 4-6 letters, two from 7 ("abbadon"). When
         several words are equally close ("torent": torrent, torment), each gives a reading, so neither is
         answered with confidence by accident. Empty when nothing needed correcting. Cached: autocomplete
         asks again per keystroke."""
@@ -473,7 +473,7 @@ class SearchIndex:
             if (len(w) < 4 or not w.isalpha() or w in self.token_set or w in self.aliases.words
                     or w in self.aliases.whole or self._starts_a_token(w)):
                 continue
-            limit = 1 if len(w) < 8 else 2
+            limit = 1 if len(w) < 7 else 2
             found: list[tuple[int, int, str]] = []
             for n in range(len(w) - limit, len(w) + limit + 1):
                 for tok, dist, _ in process.extract(w, self.tokens_by_length.get(n, ()), scorer=OSA.distance,

@@ -170,6 +170,10 @@ class Catalog:
         hits, scores, matches = self._search(query, kind=kind, edition=edition, limit=10, prefer_edition=prefer_edition,
                                     faction=faction)
         sure = bool(hits) and confident(query, scores, hits, matches)
+        if sure and hits[0].kind == "faq" and query_edition(query) not in (None, hits[0].edition):
+            # "10th ed waaagh army rule": the 11e FAQ entry named "Waaagh! Army Rule" is about 11e's rule, no
+            # answer to a query naming 10e (the 10e Waaagh! is among the candidates): offered, not answered
+            sure = False
         if sure and looks_like_question(query):
             # a question is not answered by an entry's name: even one it names ("can i reroll a reroll" names
             # Re-rolls, answered by a sub-section) or one whose text shares its words ("can i shoot after

@@ -130,3 +130,19 @@ def test_det_names_a_detachment_and_an_errata_header_only_begun_is_no_answer(sma
     assert det.confident and det.best is not None and (det.best.name, det.best.kind) == ("War Horde", "detachment")
     begun = small_catalog.resolve("bannernob abil")
     assert not begun.confident and "Bannernob" in [h.name for h in begun.candidates]
+
+
+def test_a_faq_of_another_edition_than_the_query_names_is_offered(small_catalog: Catalog) -> None:
+    """A FAQ entry is about its own edition's rule: "10th ed waaagh army rule" was answered with the 11e FAQ
+    entry "Waaagh! Army Rule" (blind names set 3)."""
+    assert small_catalog.resolve("bannernob abilities section").confident
+    typed_10e = small_catalog.resolve("10e bannernob abilities section")
+    assert not typed_10e.confident and typed_10e.candidates[0].name == "Bannernob – Abilities section"
+
+
+def test_two_edits_are_corrected_in_a_word_of_seven_letters(small_catalog: Catalog) -> None:
+    """"abbadon" (two edits from "abaddon") answered No match: a word of 7 letters now takes two edits, as
+    longer ones did."""
+    found = small_catalog.resolve("abbadon")
+    assert found.confident and found.best is not None and found.best.name == "Abaddon the Despoiler"
+    assert not small_catalog.resolve("abbadom").confident  # three edits: offered at most
