@@ -4,8 +4,8 @@ A question ("can i shoot after falling back") is answered from passages (bot/cat
 established methods instead of hand-set scores, and merged by reciprocal-rank fusion (Cormack et al., 2009):
   - lexical: FTS5's bm25() over the passages, the query read through the shorthand and the alias table;
   - semantic: cosine similarity of static word embeddings (bot/catalog/vectors.py), when the vectors load;
-  - core: the same words over the core rules and glossary only (weighted up when the question names no entry:
-    then it asks about the rules every army shares);
+  - core: the same words over the core rules and glossary only (weighted up when the question names no entry
+    and no faction: then it asks about the rules every army shares);
   - asks: the rules and faction entries whose players' asks (bot/catalog/asks.py, document expansion from asks
     written blind to the code) share the question's words, each by its passage that ranks best lexically
     (weighted up like core when the question names no entry); they find a rule, they never make a claim;
@@ -311,7 +311,9 @@ class Answerer:
         ranked = self.rankings(query, edition=edition, use=use)
         result.semantic = "semantic" in ranked
         weights = dict(WEIGHTS)
-        if not ranked.get("named"):  # the question names no entry: it asks about the rules every army shares
+        if not ranked.get("named") and self.catalog.index.faction_named(query) is None:
+            # the question names no entry and no faction ("custodes ka'tah stances" asks about the Custodes'
+            # rules): it asks about the rules every army shares
             weights["core"] = UNNAMED_CORE_WEIGHT
             weights["asks"] = UNNAMED_ASKS_WEIGHT
         fused = fuse(list(ranked.values()), [weights[name] for name in ranked])

@@ -375,7 +375,8 @@ class SearchIndex:
         """Entries a question names ("how does *overwatch* work", "do *dev wounds* spill over", "can *pistols*
         shoot in combat"): each run of 1-4 words, through the alias table, matched by name. A run of two or
         more words may be the start of a longer name ("fall back" -> Fall Back Moves); a single word must be
-        the whole name (plural folded) and no question or stop word. Scored MENTION_SCORE + words, above the
+        the whole name (plural folded) and no question or stop word; a run beginning or ending with a stop word
+        must be a whole name ("for the greater good"). Scored MENTION_SCORE + words, above the
         full-text hits of a question (85 down), so what the question is about is offered first."""
         words = [_GERUNDS.get(w, w) for w in q.split()[:MAX_MENTION_WORDS]]
         # a word that starts no name word and is no alias cannot be part of a mention: skip runs holding one
@@ -384,18 +385,29 @@ class SearchIndex:
         for n in range(min(4, len(words)), 0, -1):
             for i in range(len(words) - n + 1):
                 run = words[i:i + n]
-                if run[0] in _STOP_WORDS or run[-1] in _STOP_WORDS or not all(known[i:i + n]):
+                if not all(known[i:i + n]):
                     continue
-                for text, _penalty in self._alias_readings(" ".join(run)):
-                    if n == 1 and " " not in text:  # a single word must be a whole name (plural folded)
-                        names = [*self.by_name_key.get(name_key(text), ())]
-                    else:
-                        names = [name for name, score in self._name_scores(text, fuzzy=False, fuzzy_limit=0).items()
-                                 if score >= 93.0]
-                    for name in names:
-                        for idx in self.by_name[name]:
-                            found[idx] = max(found.get(idx, 0.0), MENTION_SCORE + n)
+                if run[0] in _STOP_WORDS or run[-1] in _STOP_WORDS:
+                    # only a whole name may begin or end with a stop word ("tau *for the greater good* how")
+                    names = [*self.by_name_key.get(name_key(" ".join(run)), ())] if n > 1 else []
+                else:
+                    names = self._names_in_run(" ".join(run))
+                for name in names:
+                    for idx in self.by_name[name]:
+                        found[idx] = max(found.get(idx, 0.0), MENTION_SCORE + n)
         return found
+
+    def _names_in_run(self, run: str) -> list[str]:
+        """The names a run of question words (through the alias table) mentions: a single word only as a whole
+        name (plural folded), a longer run also as the start of a longer name ("fall back" -> Fall Back Moves)."""
+        names: list[str] = []
+        for text, _penalty in self._alias_readings(run):
+            if " " not in run and " " not in text:
+                names += self.by_name_key.get(name_key(text), ())
+            else:
+                names += [name for name, score in self._name_scores(text, fuzzy=False, fuzzy_limit=0).items()
+                          if score >= 93.0]
+        return names
 
     def reading(self, query: str) -> str:
         """The query with its community shorthand read ("5+++" -> "feel no pain"); the query itself if none."""
@@ -435,6 +447,10 @@ class SearchIndex:
     def _read(self, query: str) -> str:
         """A raw query as `score` reads its name: shorthand read, normalised, clipped, edition words off."""
         return without_edition(normalize(self.reading(query[:MAX_QUERY_CHARS * 4]))[:MAX_QUERY_CHARS])[0]
+
+    def faction_named(self, query: str) -> str | None:
+        """The faction a raw query names around its other words ("custodes ka'tah stances"), or None."""
+        return self.context(self._read(query)).faction
 
     def context(self, q: str) -> Context:
         """The faction, kind, detachment, edition and filler words around the name in a normalised query (bot/

@@ -27,6 +27,7 @@ from bot.catalog.answers import (
     rule_key,
 )
 from bot.catalog.model import Hit
+from bot.catalog.normalize import normalize
 from bot.catalog.passages import MAX_PASSAGES, Passage, entry_texts, index_words, split_text
 from bot.catalog.search import MENTION_SCORE
 from bot.catalog.service import Catalog, open_catalog
@@ -255,3 +256,20 @@ def test_an_entry_whose_text_only_shares_the_questions_words_is_not_named(small_
     assert not small_catalog.answerer.rankings("when can i use a stratagem", use=("lexical", "named"))["named"]
     assert [h.name for h in small_catalog.named("does cover stack")] == ["Benefit of Cover"]
     assert [h.name for h in small_catalog.named("does the warboss give +1 to hit")][:1] == ["Warboss"]
+
+
+def test_a_whole_name_beginning_with_a_stop_word_is_mentioned(small_catalog: Catalog) -> None:
+    """A run of question words may not begin or end with a stop word, unless it is a whole name: "for the
+    greater good" and "on to the next" are what the question is about (blind questions 4)."""
+    index = small_catalog.index
+    assert "On To The Next" in {index.records[i].name for i in index.mentions(normalize("can i use on to the next"))}
+    assert not index.mentions(normalize("what happens to the unit"))
+
+
+def test_a_question_naming_a_faction_asks_about_its_rules_not_only_the_core_rules(small_catalog: Catalog) -> None:
+    """The core rules weigh as much as every passage only when the question names no entry and no faction:
+    "leagues of votann grudge tokens" quoted the core keywords CHARACTER and INFANTRY first."""
+    assert small_catalog.index.faction_named("leagues of votann grudge tokens") == "leagues of votann"
+    assert small_catalog.index.faction_named("how do grudge tokens work") is None
+    answer = small_catalog.answer("leagues of votann grudge tokens")
+    assert answer.passages[0].passage.kind not in ("rule", "keyword"), answer.passages[0].passage
