@@ -221,8 +221,7 @@ class Catalog(Protocol):
     index: SearchIndex
     data_root: Path
 
-    def search(self, query: str, *, edition: str | None = ..., limit: int = ...,
-               prefer_edition: str | None = ...) -> list[Hit]: ...
+    def named(self, query: str, *, edition: str | None = ..., limit: int = ...) -> list[Hit]: ...
 
     def errata_for(self, entry_id: str) -> list[Entry]: ...
 
