@@ -128,6 +128,12 @@ class Aliases:
     whole: dict[str, list[str]]
     names: frozenset[str] = frozenset()
     factions: dict[str, str] = field(default_factory=dict)  # "ec" -> "emperors children" (bot/catalog/context.py)
+    ambiguous: frozenset[str] = frozenset()  # vocabulary terms with several meanings: offered, never claimed
+
+    def names_ambiguous(self, q: str) -> bool:
+        """Whether normalised query `q` holds a vocabulary term players use for more than one thing."""
+        padded = f" {q} "
+        return any(f" {term} " in padded for term in self.ambiguous)
 
 
 def load_aliases(path: Path, vocabulary_path: Path | None = None) -> Aliases:
@@ -145,12 +151,15 @@ def load_aliases(path: Path, vocabulary_path: Path | None = None) -> Aliases:
 
     words, whole = table("aliases"), table("whole")
     names: set[str] = set()
+    meanings: dict[str, list[str]] = {}
     for term in vocabulary.load(vocabulary_path) if vocabulary_path is not None else ():
         if term.term not in words and term.term not in whole:
-            words[term.term] = [normalize(term.target)]
+            meanings.setdefault(term.term, []).append(normalize(term.target))
             names.add(normalize(term.target))
+    words.update(meanings)
     factions = {normalize(k): faction_key(v) for k, v in raw.get("factions", {}).items()}
-    return Aliases(words, whole, frozenset(names), factions)
+    ambiguous = frozenset(term for term, targets in meanings.items() if len(targets) > 1)
+    return Aliases(words, whole, frozenset(names), factions, ambiguous)
 
 
 class SearchIndex:
@@ -827,6 +836,26 @@ def only_begins(readings: list[str], hits: list[Hit]) -> bool:
     if hits[0].kind == "faq":  # a FAQ or errata header only begun ("talons of the emperor det"): never the claim
         return True
     return any(h.kind != "faq" and holds_whole(r, h.name) for h in hits[1:] for r in readings)
+
+
+def _singular(word: str) -> str:
+    return word[:-2] if word.endswith("es") and len(word) > 4 else word[:-1] if word.endswith("s") else word
+
+
+def ends_a_unit(readings: list[str], hits: list[Hit]) -> bool:
+    """Whether a datasheet among the candidates ends with the query's words while the top hit is no datasheet:
+    "karnivore" is both the War Dog Karnivore's ability and, to players, the War Dog Karnivore; "hearthguard"
+    both begins the Hearthguard Covenant detachment and ends Einhyr Hearthguard. The query reads as either,
+    so the player chooses."""
+    if not hits or hits[0].kind == "datasheet":
+        return False
+    for reading in readings:
+        words = [_singular(w) for w in reading.split()]
+        for h in hits[1:]:
+            name = [_singular(w) for w in normalize(h.name).split()]
+            if h.kind == "datasheet" and words and len(name) > len(words) and name[-len(words):] == words:
+                return True
+    return False
 
 
 def looks_hostile(query: str) -> bool:

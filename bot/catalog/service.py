@@ -17,6 +17,8 @@ import time
 from collections import OrderedDict
 from pathlib import Path
 
+from rapidfuzz import fuzz
+
 from bot.catalog import imports as kept
 from bot.catalog import known as known_mod
 from bot.catalog import known_list, shorthand, things
@@ -32,12 +34,13 @@ from bot.catalog.building import (
 )
 from bot.catalog.importers.formats import IMPORT_FORMATS, load_import
 from bot.catalog.known import KnownName, KnownNames
-from bot.catalog.model import KINDS, CatalogImportError, Entry, Hit, Resolution
+from bot.catalog.model import FAQ_TARGET_KINDS, KINDS, CatalogImportError, Entry, Hit, Resolution
 from bot.catalog.normalize import clean_text, normalize
 from bot.catalog.search import (
     MENTION_SCORE,
     SearchIndex,
     confident,
+    ends_a_unit,
     fts_words,
     kind_hint,
     load_aliases,
@@ -62,6 +65,11 @@ Kinds = str | tuple[str, ...] | list[str] | None
 
 def readings_keys(readings: list[str]) -> set[str]:
     return {name_key(r) for r in readings}
+
+
+_RULE_LIKE = {"rule", "ability"}
+# how closely a query must name a FAQ entry's subject to be answered with it: a typo ("berekh" for Berehk) passes
+SUBJECT_NAMED_RATIO = 90
 
 
 def _kinds(kind: Kinds) -> tuple[str, ...] | None:
@@ -170,10 +178,9 @@ class Catalog:
         hits, scores, matches = self._search(query, kind=kind, edition=edition, limit=10, prefer_edition=prefer_edition,
                                     faction=faction)
         sure = bool(hits) and confident(query, scores, hits, matches)
-        if sure and hits[0].kind == "faq" and query_edition(query) not in (None, hits[0].edition):
-            # "10th ed waaagh army rule": the 11e FAQ entry named "Waaagh! Army Rule" is about 11e's rule, no
-            # answer to a query naming 10e (the 10e Waaagh! is among the candidates): offered, not answered
-            sure = False
+        if hits and hits[0].kind == "faq" and not looks_like_question(query):
+            hits, sure = self._faq_subject(self.index.readings(query[:200]), hits, sure, query_edition(query) or edition,
+                                           kind)
         if sure and looks_like_question(query):
             # a question is not answered by an entry's name: even one it names ("can i reroll a reroll" names
             # Re-rolls, answered by a sub-section) or one whose text shares its words ("can i shoot after
@@ -188,7 +195,9 @@ class Catalog:
                 q = readings[0]
                 meant = readings[1:] if q in self.aliases.whole or q in self.aliases.words else readings
                 sure = any(name_key(r) in top or top in name_key(r) for r in meant if name_key(r))
-            sure = sure and self.index.fits_context(hits[0], query[:200]) and not only_begins(readings, hits)
+                sure = sure and not self.aliases.names_ambiguous(q)  # "abby": Abaddon or the Abominant
+            sure = (sure and self.index.fits_context(hits[0], query[:200]) and not only_begins(readings, hits)
+                    and not ends_a_unit(readings, hits))
             unloaded = self._unloaded_rules(query[:200])
             if unloaded is not None and not (sure and name_key(normalize(hits[0].name)) in readings_keys(readings)):
                 # "19.02" or "T12" on the embedded data: the full data has it; say so, do not guess
@@ -207,6 +216,38 @@ class Catalog:
             return Resolution(None, False, [])
         best = self.get(hits[0].id)
         return Resolution(best, sure and best is not None, hits)
+
+    def _faq_subject(self, readings: list[str], hits: list[Hit], sure: bool, edition: str | None,
+                     kind: Kinds) -> tuple[list[Hit], bool]:
+        """A name query whose best match is a FAQ entry's header named the thing the entry is about: "oom army
+        rule" matches the header "Oath of Moment, Army Rules", "berekh stornbrow" the header "Berekh Stornbröw,
+        Relentless Avalanche Ability" (the datasheet is spelled Berehk). The FAQ entry's own targets (its data)
+        say which thing: that entry leads, answered as confidently as the header was named, and the FAQ entry
+        follows it (and is shown with it, among its errata). A target of another edition than the one asked
+        for ("10th ed waaagh army rule" and the 11e FAQ "Waaagh! Army Rule") is looked up in the asked one; when
+        no target is loaded, or the query does not name it ("talons of the emperor det" begins the header
+        "Talons of the Emperor Detachment, Taloned Pincer Stratagem, ...", about the stratagem), the FAQ entry is
+        offered, never claimed."""
+        faq = self.get(hits[0].id)
+        wanted = set(_kinds(kind) or KINDS)
+        subjects: list[Hit] = []
+        for target in (faq.data.get("targets") or []) if faq is not None else []:
+            subject = normalize(target.get("name") or "")
+            if max((fuzz.partial_ratio(subject, r) for r in readings), default=0) < SUBJECT_NAMED_RATIO:
+                continue
+            kinds = set(FAQ_TARGET_KINDS.get(target.get("type"), ()))
+            if kinds & _RULE_LIKE:  # an army rule is a rule in one edition's data and an ability in the other's
+                kinds |= _RULE_LIKE
+            recs = [self.index.records[i] for i in self.index.by_key.get(name_key(normalize(target.get("name") or "")), ())]
+            recs = [r for r in recs if r.kind in kinds & wanted and (edition is None or r.edition == edition)]
+            # unasked, the FAQ entry's own edition first
+            recs.sort(key=lambda r: (r.edition != hits[0].edition, r.incomplete, -r.priority))
+            if recs and all(h.id != recs[0].group for h in subjects):
+                subjects.append(self.index.thing_hit(recs[0], hits[0].score))
+        if not subjects:
+            return hits, False
+        keep = [h for h in hits if all(h.id != s.id for s in subjects)]
+        return subjects + keep, sure and len(subjects) == 1
 
     def _unloaded_rules(self, query: str) -> KnownName | None:
         """On the embedded data, a query naming core rules by number ("19.02", "rule 13.08") or through shorthand

@@ -1,6 +1,8 @@
 """The player vocabulary (`data/vocabulary.tsv`): nicknames and acronyms for well-known entries ("morty" is
 Mortarion, "pbc" the Plagueburst Crawler, "aoc" Armour of Contempt), each with its target, kind, faction and
-editions. Data, not code: the search reads each term like a word alias (bot/catalog/search.py)."""
+editions. Data, not code: the search reads each term like a word alias (bot/catalog/search.py). A term players
+use for two things ("abby": Abaddon, or the Abominant) has a line for each; the search then offers both and
+claims neither."""
 
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ def load(path: Path) -> list[Term]:
     if not path.exists():
         return []
     terms: list[Term] = []
-    seen: dict[str, int] = {}
+    seen: dict[tuple[str, str], int] = {}
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip() or line.startswith("#"):
             continue
@@ -49,9 +51,10 @@ def load(path: Path) -> list[Term]:
         eds = tuple(editions.split())
         if not eds or any(e not in EDITIONS for e in eds):
             raise VocabularyError(f"{where}: editions {editions!r}; want 10e, 11e or both")
-        if key in seen:
-            raise VocabularyError(f"{where}: {term!r} is already defined on line {seen[key]}")
-        seen[key] = number
+        meaning = (key, normalize(target))
+        if meaning in seen:
+            raise VocabularyError(f"{where}: {term!r} is already defined on line {seen[meaning]}")
+        seen[meaning] = number
         terms.append(Term(key, target, kind, faction, eds))
         if len(terms) > MAX_TERMS:
             raise VocabularyError(f"{where}: more than {MAX_TERMS} terms")

@@ -37,6 +37,13 @@ def test_every_target_exists_as_described_and_no_term_shadows_an_entry(full_cata
     assert not wrong, "\n".join(wrong)
 
 
+def test_a_term_may_mean_two_things_but_not_say_one_twice(tmp_path: Path) -> None:
+    path = tmp_path / "vocabulary.tsv"
+    path.write_text("abby\tAbominant\tdatasheet\tGenestealer Cults\t10e 11e\n"
+                    "abby\tAbaddon The Despoiler\tdatasheet\tChaos Space Marines\t10e 11e\n", encoding="utf-8")
+    assert [t.target for t in load(path)] == ["Abominant", "Abaddon The Despoiler"]
+
+
 @pytest.mark.parametrize("line, message", [
     ("morty\tMortarion\tdatasheet\tDeath Guard", "line 2: 4 columns"),
     ("morty\tMortarion\tunit\tDeath Guard\t10e", "line 2: kind 'unit'"),
