@@ -48,7 +48,10 @@ if TYPE_CHECKING:
 RULES_WORDS_FILE = "rules_words.toml"  # players' words for the rules' words (query expansion), in the data root
 MAX_QUESTION_CHARS = 300  # a question is clipped here (players' questions are one or two sentences)
 POOL = 60  # passages each ranker contributes
-RRF_K = 60  # the usual constant of reciprocal-rank fusion
+# reciprocal-rank fusion's constant: the usual 60 fuses long rankings flatly (an entry ranked 4th to 7th by
+# four rankers beat one ranked 1st and 2nd by two); 20 was best on every tuning set and the FAQ even ids, with
+# 2 to 20 all within 3 questions of it (docs/architecture.md, sixth pass)
+RRF_K = 20
 SHOWN = 3  # passages quoted or listed
 RELATED = 3
 FAQS = 3
@@ -324,10 +327,13 @@ class Answerer:
         for rowid in one_rule_once(order[:POOL], found, edition or prefer_edition):
             passage = found[rowid]
             rule = (rule_key(passage.name), passage.edition)
-            if passage.entry_id in seen or (rule in shown and passage.kind != "faq"):
-                continue  # the glossary's Sustained Hits after the core rule's: the same rule, said once
+            number = (passage.number, passage.edition) if passage.number else None
+            if passage.entry_id in seen or (passage.kind != "faq" and (rule in shown or number in shown)):
+                # the glossary's Sustained Hits after the core rule's, the keyword Dense after 13.05 Dense Terrain:
+                # the same rule, said once
+                continue
             seen.add(passage.entry_id)
-            shown.add(rule)
+            shown.update(key for key in (rule, number) if key)
             # the same rule already quoted in the other edition is listed, not quoted again: its three quotes
             # are three rules ("lethals + dev wounds" quotes Lethal Hits, not Devastating Wounds twice)
             again = any(q.passage.edition != passage.edition and rule_key(q.passage.name) == rule[0]
@@ -335,7 +341,10 @@ class Answerer:
             if passage.kind == "faq":
                 if len(result.faq) < FAQS:
                     result.faq.append(Related(passage.entry_id, passage.kind, passage.name, passage.edition))
-            elif len(result.passages) < SHOWN and not again:
+            elif len(result.passages) < SHOWN and not again and not (
+                    # one unit quoted: "my leman russ wants to shoot into combat" named three Leman Russ sheets,
+                    # which filled the quotes; the player's unit is the setting, the rules are the answer
+                    passage.kind == "datasheet" and any(q.passage.kind == "datasheet" for q in result.passages)):
                 result.passages.append(Quote(passage, quote(passage, words), fused[rowid]))
             elif len(result.related) < RELATED:
                 result.related.append(Related(passage.entry_id, passage.kind, passage.name, passage.edition))

@@ -38,7 +38,7 @@ PASSAGE_CHARS = 480  # a passage gathers paragraphs up to about this many charac
 MAX_PARAGRAPH = 720  # a longer paragraph is cut at sentence ends
 MAX_PASSAGES = 40  # per entry: the longest core rule section has about 25
 MAX_WORDS = 16  # query words sent to FTS5
-VERSION = "6"  # bump when the passages are built differently: a catalog holding older ones rebuilds them on open
+VERSION = "7"  # bump when the passages are built differently: a catalog holding older ones rebuilds them on open
 MAX_HOLDERS = 4  # datasheets named with an ability (a core ability such as Deep Strike has hundreds)
 NAME_WEIGHT = 3.0  # bm25() weight of the entry's name against its text (a title says what the passage is about)
 
@@ -117,6 +117,9 @@ def entry_texts(kind: str, text: str, data: dict) -> list[str]:
         # set answered differently; docs/architecture.md)
         notes = data.get("community_notes") if data.get("category") == "Core" else None
         return [notes.strip()[:MAX_PARAGRAPH * 2]] if isinstance(notes, str) and notes.strip() else []
+    if kind == "keyword" and "categories" in data:  # a seed page's keyword list: the importer wrote "Used in
+        # Leagues of Votann datasheets.", which matched every question naming the faction and answered none
+        return []
     if kind == "faq" and data.get("question"):
         return [f"Q: {data['question']}\nA: {data.get('answer') or ''}".strip()[:MAX_PARAGRAPH * 2]]
     if kind == "datasheet":  # one line a profile, weapon or ability: each line is a paragraph

@@ -17,6 +17,7 @@ from bot.catalog.answers import (
     MAX_QUESTION_CHARS,
     RULES_WORDS_FILE,
     SHOWN,
+    WEIGHTS,
     Answer,
     Answerer,
     Quote,
@@ -60,6 +61,18 @@ def test_fusion_rewards_agreement() -> None:
     scores = fuse([[1, 2, 3], [2, 3, 1], [2]])
     assert max(scores, key=scores.get) == 2
     assert fuse([[7]], [2.0])[7] == 2 * fuse([[7]])[7]
+
+
+def test_fusion_lets_two_rankings_leading_beat_four_middling() -> None:
+    """"can i use command re-roll on a battle-shock test": Command Re-roll ranked 2nd lexically and 1st by name,
+    Battle-shock Rolls 57th, 7th, 2nd and 4th by the lexical, core, asks and named rankings at their weights.
+    With the usual constant 60 the second won and Command Re-roll was not among the first three."""
+    command_reroll, battleshock_rolls = 1, 2
+    rankings = [[9, command_reroll] + [0] * 54 + [battleshock_rolls], [3, 4, 5, 6, 7, 8, battleshock_rolls],
+                [10, battleshock_rolls], [command_reroll, 11, 12, battleshock_rolls]]
+    weights = [WEIGHTS[k] for k in ("lexical", "core", "asks", "named")]
+    scores = fuse(rankings, weights)
+    assert scores[command_reroll] > scores[battleshock_rolls]
 
 
 def test_passages_cite_the_rule_that_answers(small_catalog: Catalog) -> None:
@@ -134,8 +147,9 @@ def test_lookup_answer_json_is_contract_9(small_dir: Path) -> None:
 
 def test_a_claim_needs_the_named_entry_and_the_words_to_agree(small_catalog: Catalog) -> None:
     """"work" is no rules word (it found "Knife Work"); a question naming a rule whose text holds its words is
-    answered with confidence, one that names nothing is offered as the closest rules."""
-    named = small_catalog.answer("how does deep strike work")
+    answered with confidence, one that names nothing is offered as the closest rules. (The small fixture's only
+    Deep Strike is 10e's: asked on an 11e server, the 11e Ingress Move quoted after it leaves the answer unsure.)"""
+    named = small_catalog.answer("how does deep strike work", prefer_edition="10e")
     assert named.confident and named.passages[0].passage.name == "Deep Strike"
     # "walls" is read with the rules' word "terrain" (data/rules_words.toml): every ranking now leads with 13.06
     walls = small_catalog.answer("can models move through walls")
@@ -235,6 +249,24 @@ def test_a_passage_is_found_by_what_it_belongs_to(small_catalog: Catalog) -> Non
     found = small_catalog.store.passage_rows([r for r, _ in small_catalog.store.passage_search(["horde"])])
     assert "Get Stuck In" in {p.name for p in found.values()}  # War Horde's rule, whose text never says so
     assert first("wound rolls mixed unit highest", "core") == ("Multiple Toughness Characteristics", "05.02.01")
+
+
+def test_a_question_naming_a_unit_quotes_one_of_its_datasheets_and_then_rules(small_catalog: Catalog) -> None:
+    """"my leman russ wants to fire its battle cannon at a unit in combat": three Leman Russ datasheets filled
+    the quotes (blind questions set 5); the player's unit is the setting, the rules are the answer."""
+    answer = small_catalog.answer("my leman russ wants to fire its battle cannon at a unit in combat with my "
+                                  "cadians, allowed?")
+    kinds = [q.passage.kind for q in answer.passages]
+    assert kinds.count("datasheet") == 1 and "rule" in kinds
+    assert any(r.name.startswith("Leman Russ") for r in answer.related)  # the other sheets are listed
+
+
+def test_a_rule_is_quoted_once_under_its_number(full_catalog: Catalog) -> None:
+    """13.05 is both the core rule Dense Terrain and the glossary's Dense: quoted once, so "can my tank drive
+    through a ruin" reaches 13.06 Terrain and Movement among the first three (blind questions set 6)."""
+    answer = full_catalog.answer("can my tank drive through a ruin", prefer_edition="11e")
+    numbers = [(q.passage.number, q.passage.edition) for q in answer.passages if q.passage.number]
+    assert len(numbers) == len(set(numbers)) and ("13.06", "11e") in numbers
 
 
 def test_a_question_naming_a_unit_asks_about_its_own_rules_too(small_catalog: Catalog) -> None:
