@@ -5,7 +5,7 @@ established methods instead of hand-set scores, and merged by reciprocal-rank fu
   - lexical: FTS5's bm25() over the passages, the query read through the shorthand and the alias table;
   - semantic: cosine similarity of static word embeddings (bot/catalog/vectors.py), when the vectors load;
   - core: the same words over the core rules and glossary only (weighted up when the question names no entry
-    and no faction: then it asks about the rules every army shares);
+    and no faction, or names only units: then it asks about the rules every army shares);
   - asks: the rules and faction entries whose players' asks (bot/catalog/asks.py, document expansion from asks
     written blind to the code) share the question's words, each by its passage that ranks best lexically
     (weighted up like core when the question names no entry); they find a rule, they never make a claim;
@@ -72,7 +72,7 @@ us our you your it its they them their this that these those there here what whi
 whats hows cant wont dont doesnt isnt arent any all some each every both either neither just only also too very
 about against between through under again further once more most other such own same get gets got getting
 something anything thing things way ok okay please thanks guys anyone someone need want know work works happen
-happens mean means
+happens mean means actually really still even basically literally anyway ever
 """.split())  # noqa: SIM905 - a word list reads better as words
 
 
@@ -318,6 +318,10 @@ class Answerer:
             # rules): it asks about the rules every army shares
             weights["core"] = UNNAMED_CORE_WEIGHT
             weights["asks"] = UNNAMED_ASKS_WEIGHT
+        elif ranked.get("named") and self._names_only_units(ranked["named"]):
+            # "my leman russ wants to fire into combat with my cadians": the player's units are the setting, the
+            # rules every army shares are the answer (asks stay as they are: weighting them up too lost FAQ ids)
+            weights["core"] = UNNAMED_CORE_WEIGHT
         fused = fuse(list(ranked.values()), [weights[name] for name in ranked])
         order = sorted(fused, key=lambda r: (-fused[r], r))
         found = self.catalog.store.passage_rows(order[:POOL])
@@ -352,6 +356,11 @@ class Answerer:
         result.confident = self._agree(ranked, result, found) and not self._other_edition_first(
             result, edition or prefer_edition)
         return result
+
+    def _names_only_units(self, named: list[int]) -> bool:
+        """Whether the named ranking's first passages are all datasheets'."""
+        rows = self.catalog.store.passage_rows(named[:NAMED_HITS])
+        return bool(rows) and all(p.kind == "datasheet" for p in rows.values())
 
     @staticmethod
     def _other_edition_first(result: Answer, wanted: str | None) -> bool:

@@ -261,6 +261,21 @@ def test_a_question_naming_a_unit_quotes_one_of_its_datasheets_and_then_rules(sm
     assert any(r.name.startswith("Leman Russ") for r in answer.related)  # the other sheets are listed
 
 
+def test_a_question_naming_only_units_weighs_the_shared_rules_as_one_naming_nothing(small_catalog: Catalog) -> None:
+    """The player's units are the setting of "my leman russ wants to fire into combat": the core ranking weighs as
+    much as when nothing is named (blind questions set 5's situational questions). A unit's own rule named
+    keeps the usual weights."""
+    answerer = small_catalog.answerer
+    units = answerer.rankings("my leman russ wants to fire its battle cannon at a unit in combat with my cadians")
+    assert answerer._names_only_units(units["named"])
+    assert not answerer._names_only_units(answerer.rankings("can my warboss use might is right after advancing")["named"])
+
+
+def test_filler_adverbs_rank_nothing() -> None:
+    """"actually" found a Kroot enhancement whose text holds it ("what does being battleshocked actually do")."""
+    assert query_words("what does being battleshocked actually do, still?") == ["battleshocked"]
+
+
 def test_a_rule_is_quoted_once_under_its_number(full_catalog: Catalog) -> None:
     """13.05 is both the core rule Dense Terrain and the glossary's Dense: quoted once, so "can my tank drive
     through a ruin" reaches 13.06 Terrain and Movement among the first three (blind questions set 6)."""
