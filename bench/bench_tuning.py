@@ -7,11 +7,11 @@ bench_answers.py, which print aggregates only):
   - tuning_blind_questions2: 200 more, written later by another blind session (bench/queries/README.md);
   - tuning_blind_questions3: 150 more, by a fourth blind session (bench/queries/README.md);
   - tuning_blind_questions4: 150 more, by a sixth blind session (bench/queries/README.md);
-  - tuning_blind_names, tuning_blind_names2, tuning_blind_names3: 260, 250 and 250 names written blind to the
-    code by other sessions
-    (bench/queries/README.md); right = on top.
+  - tuning_blind_questions5 and 6: 150 each, by two more blind sessions (bench/queries/README.md);
+  - tuning_blind_names, tuning_blind_names2, tuning_blind_names3, tuning_blind_names4: 260, 250, 250 and 250
+    names written blind to the code by other sessions (bench/queries/README.md); right = on top.
 
-A name row's edition is the one its writer found the name in. tuning_blind_names2's (and 3's) writer did not read wh40kdc,
+A name row's edition is the one its writer found the name in. tuning_blind_names2's (and 3's and 4's) writer did not read wh40kdc,
 so a name it found only in Wahapedia is labelled 10e although the bot rightly answers wh40kdc's 11e copy of it on
 an 11e server when the query names no edition: a second line scores names with the edition counted only when the
 query names one (the players' sets' convention, where such a row is `null`).
