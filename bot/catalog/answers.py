@@ -9,9 +9,9 @@ established methods instead of hand-set scores, and merged by reciprocal-rank fu
   - asks: the rules and faction entries whose players' asks (bot/catalog/asks.py, document expansion from asks
     written blind to the code) share the question's words, each by its passage that ranks best lexically
     (weighted up like core when the question names no entry); they find a rule, they never make a claim;
-  - named: the passages of the entries the question names (the name search's hits and its mention pass), then
-    those of the named units' and detachments' own abilities, rules, stratagems and enhancements that share the
-    question's words ("warboss +1 to hit" is asked about the Warboss's Might is Right).
+  - named: the passages of the entries the question names (the name search's hits and its mention pass, one
+    per core-rules chapter), then those of the named units' and detachments' own abilities, rules, stratagems
+    and enhancements that share the question's words ("warboss +1 to hit" is asked about the Warboss's Might is Right).
 A question naming an edition ("stealth in 10e") is answered from that edition; otherwise a rule found in both
 editions is quoted in the server's edition first, and one rule is quoted once per edition (core rule before its
 glossary entry). The answer quotes the sentences of the best passage that share the question's words, cites its
@@ -286,10 +286,18 @@ class Answerer:
         by_entry = self.catalog.store.passage_ids(named + [m for ms in parts.values() for m in ms])
         lex_rank = {r: i for i, r in enumerate(lexical)}
         out = []
+        chapters: set[str] = set()
         for entry_id in named:
             rows = by_entry.get(entry_id, [])
-            if rows:
+            # one core-rules chapter named once: "max points in strategic reserves" named 20.00 Strategic
+            # Reserves, 20.01.01 Reserves and 20.01.02 Strategic Reserves at the End of the Battle, which then
+            # outranked the answer, 20.01 (first by the core and asks rankings, third lexically)
+            number = index.records[index.by_id[entry_id]].number if entry_id in index.by_id else None
+            chapter = number.split(".")[0] if number else None
+            if rows and chapter not in chapters:
                 out.append(min(rows, key=lambda r: (lex_rank.get(r, POOL), r)))
+                if chapter:
+                    chapters.add(chapter)
         # then the named units' and detachments' own rules that share the question's words, best first
         own = [min(by_entry[m], key=lambda r: lex_rank.get(r, POOL)) for e in named for m in parts[e] if m in by_entry]
         return out + sorted({r for r in own if r in lex_rank and r not in out}, key=lex_rank.__getitem__)

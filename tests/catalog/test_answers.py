@@ -271,6 +271,18 @@ def test_a_question_naming_only_units_weighs_the_shared_rules_as_one_naming_noth
     assert not answerer._names_only_units(answerer.rankings("can my warboss use might is right after advancing")["named"])
 
 
+def test_a_core_rules_chapter_is_named_once(small_catalog: Catalog) -> None:
+    """The name search found 09.07 Fall-back Move and 09.05 Normal Move in "how does a normal move work when
+    falling back": one chapter, named once (on the full data "max points in strategic reserves" named three
+    sections of chapter 20, which then outranked the answer, 20.01). The other section is still ranked by the
+    words: here it is quoted."""
+    query = "how does a normal move work when falling back"
+    named = small_catalog.answerer.rankings(query)["named"]
+    numbers = [p.number for p in small_catalog.store.passage_rows(named).values() if p.number]
+    assert numbers == ["09.07"]
+    assert "09.05" in [q.passage.number for q in small_catalog.answer(query).passages]
+
+
 def test_filler_adverbs_rank_nothing() -> None:
     """"actually" found a Kroot enhancement whose text holds it ("what does being battleshocked actually do")."""
     assert query_words("what does being battleshocked actually do, still?") == ["battleshocked"]
