@@ -27,6 +27,8 @@ from tests.catalog.conftest import settings_for
     ("ANTI-INFANTRY 4+", "anti infantry 4+"),
     ("  lots\tof\n space ", "lots of space"),
     ("a\x00b\u200bc", "a b c"),
+    ("precision + dev wounds", "precision and dev wounds"),  # "precision+" was no word: Precision not named
+    ("fnp 5 + and 4++", "fnp 5+ and 4++"),
 ])
 def test_normalize(raw: str, expected: str) -> None:
     assert normalize(raw) == expected
