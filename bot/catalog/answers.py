@@ -278,6 +278,7 @@ class Answerer:
                 if thing not in named:
                     named.append(thing)
         named = named[:NAMED_HITS * 2]
+        named = self._without_others_abilities(named, fold(query))
         if not named:
             return []
         keys = {e: self._member_key(e) for e in named}
@@ -301,6 +302,24 @@ class Answerer:
         # then the named units' and detachments' own rules that share the question's words, best first
         own = [min(by_entry[m], key=lambda r: lex_rank.get(r, POOL)) for e in named for m in parts[e] if m in by_entry]
         return out + sorted({r for r in own if r in lex_rank and r not in out}, key=lex_rank.__getitem__)
+
+    def _without_others_abilities(self, named: list[str], query: str) -> list[str]:
+        """A unit's own ability named by one word is named through its unit: "can i *split* my melee attacks"
+        does not ask about the Blue Horrors' Split, nor "after the *bodyguard* squad is dead" about the Boyz'
+        Bodyguard. A longer name ("might is right") is the player's own words for it, unit or not."""
+        index = self.catalog.index
+        units = {fold(index.records[index.by_id[e]].name) for e in named
+                 if e in index.by_id and index.records[index.by_id[e]].kind == "datasheet"}
+        kept = []
+        for entry_id in named:
+            idx = index.by_id.get(entry_id)
+            if idx is not None and index.records[idx].kind == "ability" and " " not in normalize(index.records[idx].name):
+                entry = self.catalog.store.get(entry_id)
+                holders = (entry.data.get("datasheets") or []) if entry is not None else []
+                if holders and not any(fold(h) in units or fold(h) in query for h in holders):
+                    continue
+            kept.append(entry_id)
+        return kept
 
     def _member_key(self, entry_id: str) -> tuple[str, str]:
         index = self.catalog.index

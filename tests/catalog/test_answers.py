@@ -283,6 +283,22 @@ def test_a_core_rules_chapter_is_named_once(small_catalog: Catalog) -> None:
     assert "09.05" in [q.passage.number for q in small_catalog.answer(query).passages]
 
 
+def test_a_units_one_word_ability_is_named_through_its_unit(full_catalog: Catalog) -> None:
+    """"can i split my melee attacks" named the Blue Horrors' Split and "after the bodyguard squad is dead" the
+    Boyz' and Kroot's BODYGUARD (blind question sets 5 and 3); a unit's one-word ability counts as named with
+    its unit ("blue horrors split")."""
+    answerer = full_catalog.answerer
+
+    def named(query: str) -> set[str]:
+        return {p.name.lower() for p in full_catalog.store.passage_rows(answerer.rankings(query)["named"]).values()}
+
+    assert "split" not in named("can I split my melee attacks between two units im fighting?")
+    assert "bodyguard" not in named("does my leaders ability still work after the bodyguard squad is dead")
+    assert "split" in named("how does blue horrors split work")
+    quoted = full_catalog.answer("can I split my melee attacks between two units im fighting?", prefer_edition="11e")
+    assert "04.03.02" in [q.passage.number for q in quoted.passages]
+
+
 def test_filler_adverbs_rank_nothing() -> None:
     """"actually" found a Kroot enhancement whose text holds it ("what does being battleshocked actually do")."""
     assert query_words("what does being battleshocked actually do, still?") == ["battleshocked"]
