@@ -315,7 +315,8 @@ class Answerer:
             idx = index.by_id.get(entry_id)
             if idx is not None and index.records[idx].kind == "ability" and " " not in normalize(index.records[idx].name):
                 entry = self.catalog.store.get(entry_id)
-                holders = (entry.data.get("datasheets") or []) if entry is not None else []
+                holders = entry.data.get("datasheets") if entry is not None else None
+                holders = [h for h in holders if isinstance(h, str)] if isinstance(holders, list) else []
                 if holders and not any(fold(h) in units or fold(h) in query for h in holders):
                     continue
             kept.append(entry_id)

@@ -231,14 +231,17 @@ class Catalog:
         faq = self.get(hits[0].id)
         wanted = set(_kinds(kind) or KINDS)
         subjects: list[Hit] = []
-        for target in (faq.data.get("targets") or []) if faq is not None else []:
-            subject = normalize(target.get("name") or "")
+        targets = faq.data.get("targets") if faq is not None else None
+        for target in targets if isinstance(targets, list) else []:
+            if not isinstance(target, dict):
+                continue
+            subject = normalize(str(target.get("name") or ""))
             if max((fuzz.partial_ratio(subject, r) for r in readings), default=0) < SUBJECT_NAMED_RATIO:
                 continue
             kinds = set(FAQ_TARGET_KINDS.get(target.get("type"), ()))
             if kinds & _RULE_LIKE:  # an army rule is a rule in one edition's data and an ability in the other's
                 kinds |= _RULE_LIKE
-            recs = [self.index.records[i] for i in self.index.by_key.get(name_key(normalize(target.get("name") or "")), ())]
+            recs = [self.index.records[i] for i in self.index.by_key.get(name_key(subject), ())]
             recs = [r for r in recs if r.kind in kinds & wanted and (edition is None or r.edition == edition)]
             # unasked, the FAQ entry's own edition first
             recs.sort(key=lambda r: (r.edition != hits[0].edition, r.incomplete, -r.priority))
