@@ -69,7 +69,8 @@ BLIND_TUNING3 = "tuning_blind_questions3"  # a third, written by a fourth blind 
 BLIND_TUNING4 = "tuning_blind_questions4"  # a fourth, written by a sixth blind session (bench/queries/README.md)
 QUERIES = ROOT / "bench" / "queries"
 _NUMBER = re.compile(r"^\d{2}\.\d{2}(\.\d{2})?$")
-_LIST_NUMBER = re.compile(r"^\d+\.\s+")  # the 10e seed's "2. Battle-shock" is the rule Battle-shock
+# the 10e seed's "2. Battle-shock" is the rule Battle-shock, whether the shown name or the accepted one says so
+_LIST_NUMBER = re.compile(r"^\d+\.\s+")
 _TITLE_NUMBER = re.compile(r"^(\d+(?:\.\d+)+)\s+(.*)$")
 _KIND_OF_LABEL = {"Datasheet": "datasheet", "Weapon": "weapon", "Ability": "ability", "Stratagem": "stratagem",
                   "Rule": "rule", "Detachment rule": "detachment", "Detachment": "detachment",
@@ -151,7 +152,7 @@ def accepted(item: Item, row: dict) -> bool:
         if _NUMBER.match(want):
             if item.number == want:
                 return True
-        elif name_key(normalize(_LIST_NUMBER.sub("", item.name))) == name_key(normalize(want)):
+        elif name_key(normalize(_LIST_NUMBER.sub("", item.name))) == name_key(normalize(_LIST_NUMBER.sub("", want))):
             return True
     return False
 
