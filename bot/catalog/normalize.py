@@ -15,6 +15,7 @@ def clean_text(text: str) -> str:
     text can be encoded as UTF-8 (SQLite, Discord's JSON) and echoed back; search treats them as a space."""
     return _SURROGATE.sub("\ufffd", text) if isinstance(text, str) else ""
 _NON_WORD = re.compile(r"[^a-z0-9+]+")
+_PLUS_AFTER_NUMBER = re.compile(r"(?<=[0-9+]) \+")  # "4 +" is "4+"; "waaagh +1 attacks" keeps its word
 _PLUS_AND = re.compile(r"(?<=[a-z])\s+\+\s+(?=[a-z])")
 
 
@@ -31,12 +32,12 @@ def fold(text: str) -> str:
 def normalize(text: str) -> str:
     """Words only: apostrophes vanish ("hit 'em" -> "hit em"), other punctuation becomes a space.
 
-    '+' survives so that "4+" stays distinct from "4"; "&" reads as "and", and so does a '+' standing alone
-    between two words ("precision + dev wounds").
+    '+' survives so that "4+" stays distinct from "4" ("4 +" too); "&" reads as "and", and so does a '+'
+    standing alone between two words ("precision + dev wounds"); "waaagh +1" keeps the word "waaagh".
     """
     text = _PLUS_AND.sub(" and ", fold(text).replace("&", " and ").replace("'", ""))
     text = text.replace("+", "+ ")
-    return " ".join(_NON_WORD.sub(" ", text).split()).replace(" +", "+")
+    return _PLUS_AFTER_NUMBER.sub("+", " ".join(_NON_WORD.sub(" ", text).split()))
 
 
 def compact(text: str) -> str:

@@ -29,6 +29,7 @@ from tests.catalog.conftest import settings_for
     ("a\x00b\u200bc", "a b c"),
     ("precision + dev wounds", "precision and dev wounds"),  # "precision+" was no word: Precision not named
     ("fnp 5 + and 4++", "fnp 5+ and 4++"),
+    ("10e waaagh +1 attacks?", "10e waaagh + 1 attacks"),  # "waaagh+" was no word: Waaagh! not named
 ])
 def test_normalize(raw: str, expected: str) -> None:
     assert normalize(raw) == expected
