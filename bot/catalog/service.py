@@ -17,8 +17,6 @@ import time
 from collections import OrderedDict
 from pathlib import Path
 
-from rapidfuzz import fuzz
-
 from bot.catalog import imports as kept
 from bot.catalog import known as known_mod
 from bot.catalog import known_list, shorthand, things
@@ -32,9 +30,10 @@ from bot.catalog.building import (
     open_checked,
     rebuild_from_sources,
 )
+from bot.catalog.faq_subject import faq_subject
 from bot.catalog.importers.formats import IMPORT_FORMATS, load_import
 from bot.catalog.known import KnownName, KnownNames
-from bot.catalog.model import FAQ_TARGET_KINDS, KINDS, CatalogImportError, Entry, Hit, Resolution
+from bot.catalog.model import KINDS, CatalogImportError, Entry, Hit, Resolution
 from bot.catalog.normalize import clean_text, normalize
 from bot.catalog.search import (
     MENTION_SCORE,
@@ -65,11 +64,6 @@ Kinds = str | tuple[str, ...] | list[str] | None
 
 def readings_keys(readings: list[str]) -> set[str]:
     return {name_key(r) for r in readings}
-
-
-_RULE_LIKE = {"rule", "ability"}
-# how closely a query must name a FAQ entry's subject to be answered with it: a typo ("berekh" for Berehk) passes
-SUBJECT_NAMED_RATIO = 90
 
 
 def _kinds(kind: Kinds) -> tuple[str, ...] | None:
@@ -179,8 +173,8 @@ class Catalog:
                                     faction=faction)
         sure = bool(hits) and confident(query, scores, hits, matches)
         if hits and hits[0].kind == "faq" and not looks_like_question(query):
-            hits, sure = self._faq_subject(self.index.readings(query[:200]), hits, sure, query_edition(query) or edition,
-                                           kind)
+            hits, sure = faq_subject(self.index, self.get(hits[0].id), self.index.readings(query[:200]), hits, sure,
+                                     query_edition(query) or edition, set(_kinds(kind) or KINDS))
         if sure and looks_like_question(query):
             # a question is not answered by an entry's name: even one it names ("can i reroll a reroll" names
             # Re-rolls, answered by a sub-section) or one whose text shares its words ("can i shoot after
@@ -216,41 +210,6 @@ class Catalog:
             return Resolution(None, False, [])
         best = self.get(hits[0].id)
         return Resolution(best, sure and best is not None, hits)
-
-    def _faq_subject(self, readings: list[str], hits: list[Hit], sure: bool, edition: str | None,
-                     kind: Kinds) -> tuple[list[Hit], bool]:
-        """A name query whose best match is a FAQ entry's header named the thing the entry is about: "oom army
-        rule" matches the header "Oath of Moment, Army Rules", "berekh stornbrow" the header "Berekh Stornbröw,
-        Relentless Avalanche Ability" (the datasheet is spelled Berehk). The FAQ entry's own targets (its data)
-        say which thing: that entry leads, answered as confidently as the header was named, and the FAQ entry
-        follows it (and is shown with it, among its errata). A target of another edition than the one asked
-        for ("10th ed waaagh army rule" and the 11e FAQ "Waaagh! Army Rule") is looked up in the asked one; when
-        no target is loaded, or the query does not name it ("talons of the emperor det" begins the header
-        "Talons of the Emperor Detachment, Taloned Pincer Stratagem, ...", about the stratagem), the FAQ entry is
-        offered, never claimed."""
-        faq = self.get(hits[0].id)
-        wanted = set(_kinds(kind) or KINDS)
-        subjects: list[Hit] = []
-        targets = faq.data.get("targets") if faq is not None else None
-        for target in targets if isinstance(targets, list) else []:
-            if not isinstance(target, dict):
-                continue
-            subject = normalize(str(target.get("name") or ""))
-            if max((fuzz.partial_ratio(subject, r) for r in readings), default=0) < SUBJECT_NAMED_RATIO:
-                continue
-            kinds = set(FAQ_TARGET_KINDS.get(target.get("type"), ()))
-            if kinds & _RULE_LIKE:  # an army rule is a rule in one edition's data and an ability in the other's
-                kinds |= _RULE_LIKE
-            recs = [self.index.records[i] for i in self.index.by_key.get(name_key(subject), ())]
-            recs = [r for r in recs if r.kind in kinds & wanted and (edition is None or r.edition == edition)]
-            # unasked, the FAQ entry's own edition first
-            recs.sort(key=lambda r: (r.edition != hits[0].edition, r.incomplete, -r.priority))
-            if recs and all(h.id != recs[0].group for h in subjects):
-                subjects.append(self.index.thing_hit(recs[0], hits[0].score))
-        if not subjects:
-            return hits, False
-        keep = [h for h in hits if all(h.id != s.id for s in subjects)]
-        return subjects + keep, sure and len(subjects) == 1
 
     def _unloaded_rules(self, query: str) -> KnownName | None:
         """On the embedded data, a query naming core rules by number ("19.02", "rule 13.08") or through shorthand

@@ -56,6 +56,13 @@ def translate(sql: str) -> str:
     return _PLACEHOLDER.sub("%s", sql.replace("%", "%%"))
 
 
+def _lost(raw: psycopg.Connection[Any], error: psycopg.OperationalError) -> bool:
+    """Whether `error` means the server connection is gone: libpq saw it closed (`broken`), or its socket failed
+    first. psycopg then raises "connection socket closed" from the OSError while libpq still reports the
+    connection as fine (a CI run under load met it at BEGIN right after pg_terminate_backend)."""
+    return raw.broken or raw.closed or isinstance(error.__cause__, OSError)
+
+
 class PgConn:
     """A borrowed connection that speaks the `?` dialect. A read block's first statement that finds its
     connection dropped (server restart, pg_terminate_backend) runs once more on a new connection; any other
@@ -72,7 +79,7 @@ class PgConn:
         try:
             cursor = self.raw.execute(translate(sql), tuple(params))  # type: ignore[arg-type]
         except psycopg.OperationalError as error:
-            if not self.raw.broken:
+            if not _lost(self.raw, error):
                 raise
             if self._reconnect is None:
                 raise _unavailable(error) from error
@@ -80,7 +87,7 @@ class PgConn:
             try:
                 cursor = self.raw.execute(translate(sql), tuple(params))  # type: ignore[arg-type]
             except psycopg.OperationalError as again:
-                if not self.raw.broken:
+                if not _lost(self.raw, again):
                     raise
                 raise _unavailable(again) from again
         self._reconnect = None
@@ -93,7 +100,7 @@ class PgConn:
             with self.raw.cursor() as cur:
                 cur.executemany(translate(sql), [tuple(r) for r in rows])  # type: ignore[arg-type]
         except psycopg.OperationalError as error:
-            if not self.raw.broken:
+            if not _lost(self.raw, error):
                 raise
             raise _unavailable(error) from error
 
@@ -175,14 +182,14 @@ class PostgresStorage:
             raw = self._raw()
             try:
                 stack.enter_context(raw.transaction())
-            except psycopg.OperationalError:  # dropped while idle: nothing has run yet, so reconnect once
-                if not raw.broken:
+            except psycopg.OperationalError as error:  # dropped while idle: nothing has run yet, so reconnect once
+                if not _lost(raw, error):
                     raise
                 raw = self._fresh()
                 try:
                     stack.enter_context(raw.transaction())
                 except psycopg.OperationalError as again:
-                    if not raw.broken:
+                    if not _lost(raw, again):
                         raise
                     raise _unavailable(again) from again
             conn = PgConn(raw)

@@ -5,6 +5,7 @@ next read or change reconnects once and answers; a server that stays away gets o
 from __future__ import annotations
 
 import logging
+import os
 import uuid
 from collections.abc import Iterator
 
@@ -81,6 +82,25 @@ def test_reads_and_changes_reconnect_once_after_a_drop(pg_server, database: str)
         allow(pg_server, database)
         store.act(5, gc.cp_gain, 111, 1)
         assert store.verify(5)
+    finally:
+        store.close()
+
+
+def test_a_socket_that_fails_before_libpq_notices_reconnects_too(pg_server, database: str) -> None:  # noqa: ANN001
+    """A drop can surface as psycopg's "connection socket closed" (an OSError in its wait) while libpq still
+    reports the connection as fine, so `broken` is False: a CI run under load met it at a change's BEGIN right
+    after pg_terminate_backend and answered "Something went wrong". Closing the socket under psycopg's feet
+    produces exactly that; the read and the change still reconnect once and answer."""
+    store = GameStore(pg_server.url(database))
+    try:
+        store.start(6, 1, user_id=111, user_name="A", opponent_id=222, opponent_name="B", edition="11e",
+                    faction="Orks", opponent_faction="Necrons")
+        before = store.export(6)
+        os.close(store.storage._local.conn.pgconn.socket)
+        assert store.export(6) == before
+        os.close(store.storage._local.conn.pgconn.socket)
+        store.act(6, gc.cp_gain, 111, 1)
+        assert store.export(6)["players"][0]["cp"] == before["players"][0]["cp"] + 1
     finally:
         store.close()
 
