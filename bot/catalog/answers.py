@@ -48,9 +48,9 @@ if TYPE_CHECKING:
 RULES_WORDS_FILE = "rules_words.toml"  # players' words for the rules' words (query expansion), in the data root
 MAX_QUESTION_CHARS = 300  # a question is clipped here (players' questions are one or two sentences)
 POOL = 60  # passages each ranker contributes
-# reciprocal-rank fusion's constant: the usual 60 fuses long rankings flatly (an entry ranked 4th to 7th by
-# four rankers beat one ranked 1st and 2nd by two); 20 was best on every tuning set and the FAQ even ids, with
-# 2 to 20 all within 3 questions of it (docs/architecture.md, sixth pass)
+# reciprocal-rank fusion's constant: the usual 60 fuses long rankings flatly (Battle-shock Rolls, ranked 57th,
+# 7th, 2nd and 4th by four rankers, beat Command Re-roll, ranked 2nd and 1st by two); 2 to 20 all scored within
+# 3 questions of each other on the tuning sets and the FAQ even ids (docs/architecture.md, sixth pass)
 RRF_K = 20
 SHOWN = 3  # passages quoted or listed
 RELATED = 3
