@@ -16,7 +16,7 @@ def clean_text(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text) if isinstance(text, str) else ""
 _NON_WORD = re.compile(r"[^a-z0-9+]+")
 _PLUS_AFTER_NUMBER = re.compile(r"(?<=[0-9+]) \+")  # "4 +" is "4+"; "waaagh +1 attacks" keeps its word
-_PLUS_AND = re.compile(r"(?<=[a-z])\s+\+\s+(?=[a-z])")
+_PLUS_AND = re.compile(r"(?<=[a-z]) \+ (?=[a-z])")
 
 
 def fold(text: str) -> str:
@@ -35,9 +35,9 @@ def normalize(text: str) -> str:
     '+' survives so that "4+" stays distinct from "4" ("4 +" too); "&" reads as "and", and so does a '+'
     standing alone between two words ("precision + dev wounds"); "waaagh +1" keeps the word "waaagh".
     """
-    text = _PLUS_AND.sub(" and ", fold(text).replace("&", " and ").replace("'", ""))
-    text = text.replace("+", "+ ")
-    return _PLUS_AFTER_NUMBER.sub("+", " ".join(_NON_WORD.sub(" ", text).split()))
+    text = fold(text).replace("&", " and ").replace("'", "").replace("+", "+ ")
+    text = _PLUS_AFTER_NUMBER.sub("+", " ".join(_NON_WORD.sub(" ", text).split()))
+    return _PLUS_AND.sub(" and ", text)  # last, on the words alone, so that normalising twice changes nothing
 
 
 def compact(text: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bot.catalog.keywords import split_name_keywords
@@ -63,6 +63,8 @@ def test_a_sub_section_the_rules_lack_offers_its_section(small_catalog: Catalog)
 
 
 @given(st.text(max_size=300))
+@example("A:+A")  # "a + a" once, "a and a" twice, before the '+'-as-"and" reading ran on the words alone
+@example("a + + b +1")
 def test_normalize_never_fails_and_is_idempotent(text: str) -> None:
     once = normalize(text)
     assert normalize(once) == once
