@@ -125,8 +125,19 @@ def query_words(text: str, rules_words: dict[str, list[str]] | None = None) -> l
         word = KIND_WORDS.get(word, word)  # "strat" -> "stratagem", as the rules spell it
         if word not in STOP_WORDS and word not in kept and not word.isdigit() and word not in EDITION_WORDS:
             kept.append(word)
-            kept += [w for w in (rules_words or {}).get(word, ()) if w not in kept]
+            rules = (rules_words or {}).get(word) or (rules_words or {}).get(base_form(word), ())
+            kept += [w for w in rules if w not in kept]
     return kept[:MAX_WORDS]
+
+
+def base_form(word: str) -> str:
+    """The word without a regular inflection ("stacking", "stacked", "stacks" -> "stack"), so one line of
+    rules_words.toml serves every form a player types; a crude suffix strip, enough for a lookup key."""
+    for suffix in ("ing", "ed", "es", "s"):
+        stem = word[: -len(suffix)]
+        if word.endswith(suffix) and len(stem) >= 3 and not word.endswith("ss"):
+            return stem[:-1] if len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "aeioulsfz" else stem
+    return word
 
 
 def load_rules_words(path: Path) -> dict[str, list[str]]:
@@ -135,7 +146,8 @@ def load_rules_words(path: Path) -> dict[str, list[str]]:
         return {}
     with open(path, "rb") as fh:
         table = tomllib.load(fh).get("words", {})
-    return {normalize(k): [normalize(w) for w in v] for k, v in table.items() if isinstance(v, list)}
+    words = {normalize(k): [normalize(w) for w in v] for k, v in table.items() if isinstance(v, list)}
+    return words | {base_form(k): v for k, v in words.items() if base_form(k) not in words}
 
 
 def fuse(rankings: list[list[int]], weights: list[float] | None = None) -> dict[int, float]:
@@ -241,12 +253,18 @@ class Answerer:
     def rankings(self, query: str, *, edition: str | None = None,
                  use: tuple[str, ...] = ("lexical", "core", "semantic", "named", "asks")) -> dict[str, list[int]]:
         """Each ranker's passage rowids, best first (the bench compares them one by one)."""
+        return self._rank(query, edition, use)[0]
+
+    def _rank(self, query: str, edition: str | None, use: tuple[str, ...]) -> tuple[dict[str, list[int]], bool]:
+        """The rankings, and whether the entries the question names are units only (the player's units are the
+        setting of the question, not its subject)."""
         index = self.catalog.index
         reading = index.reading(query)
         words = query_words(reading, self.rules_words)
         for variant, _penalty in index.variants(normalize(reading))[1:3]:  # "dev wounds" -> devastating wounds
             words += [w for w in query_words(variant, self.rules_words) if w not in words]
         out: dict[str, list[int]] = {}
+        units_only = False
         if "lexical" in use:
             out["lexical"] = [r for r, _ in self.catalog.store.passage_search(words[:MAX_WORDS], limit=POOL,
                                                                               edition=edition)]
@@ -261,12 +279,14 @@ class Answerer:
         if "semantic" in use and self.vectors is not None:
             out["semantic"] = self.vectors.search(reading, limit=POOL, edition=edition)
         if "named" in use:
-            out["named"] = self._named(query, edition, out.get("lexical", []))
-        return out
+            out["named"], units_only = self._named(query, edition, out.get("lexical", []))
+        return out, units_only
 
-    def _named(self, query: str, edition: str | None, lexical: list[int]) -> list[int]:
+    def _named(self, query: str, edition: str | None, lexical: list[int]) -> tuple[list[int], bool]:
         """Passages of the entries the question names, in the name search's order; of each entry its passage
-        that ranks best lexically, else its first."""
+        that ranks best lexically, else its first. And whether those entries, FAQ aside, are all datasheets
+        (their own abilities, ranked after them, do not count: "my trukk blew up, what happens to the boyz
+        inside" named the Trukk and the Boyz, and their Grot Riggers and Bodyguard only share words)."""
         named = [h.id for h in self.catalog.named(query, edition=edition, limit=NAMED_HITS)]
         index = self.catalog.index
         # the name search reads mentions only in a question-shaped query: "ghaz invuln" names Ghazghkull too
@@ -280,13 +300,14 @@ class Answerer:
         named = named[:NAMED_HITS * 2]
         named = self._without_others_abilities(named, fold(query))
         if not named:
-            return []
+            return [], False
         keys = {e: self._member_key(e) for e in named}
         members = self.catalog.store.passage_members(list(keys.values()))
         parts = {e: [m for m in members.get(keys[e], ()) if m not in named] for e in named}
         by_entry = self.catalog.store.passage_ids(named + [m for ms in parts.values() for m in ms])
         lex_rank = {r: i for i, r in enumerate(lexical)}
         out = []
+        kinds: set[str] = set()
         chapters: set[str] = set()
         for entry_id in named:
             rows = by_entry.get(entry_id, [])
@@ -297,11 +318,13 @@ class Answerer:
             chapter = number.split(".")[0] if number else None
             if rows and chapter not in chapters:
                 out.append(min(rows, key=lambda r: (lex_rank.get(r, POOL), r)))
+                kinds.add(index.records[index.by_id[entry_id]].kind if entry_id in index.by_id else "")
                 if chapter:
                     chapters.add(chapter)
         # then the named units' and detachments' own rules that share the question's words, best first
         own = [min(by_entry[m], key=lambda r: lex_rank.get(r, POOL)) for e in named for m in parts[e] if m in by_entry]
-        return out + sorted({r for r in own if r in lex_rank and r not in out}, key=lex_rank.__getitem__)
+        ranked = out + sorted({r for r in own if r in lex_rank and r not in out}, key=lex_rank.__getitem__)
+        return ranked, kinds - {"faq"} == {"datasheet"}
 
     def _without_others_abilities(self, named: list[str], query: str) -> list[str]:
         """A unit's own ability named by one word is named through its unit: "can i *split* my melee attacks"
@@ -338,7 +361,7 @@ class Answerer:
         typed = query_edition(query)  # "stealth in 10e": that edition's rules answer, when they are loaded
         if edition is None and typed is not None and typed in self._editions():
             edition = typed
-        ranked = self.rankings(query, edition=edition, use=use)
+        ranked, units_only = self._rank(query, edition, use)
         result.semantic = "semantic" in ranked
         weights = dict(WEIGHTS)
         if not ranked.get("named") and self.catalog.index.faction_named(query) is None:
@@ -346,7 +369,7 @@ class Answerer:
             # rules): it asks about the rules every army shares
             weights["core"] = UNNAMED_CORE_WEIGHT
             weights["asks"] = UNNAMED_ASKS_WEIGHT
-        elif ranked.get("named") and self._names_only_units(ranked["named"]):
+        elif ranked.get("named") and units_only:
             # "my leman russ wants to fire into combat with my cadians": the player's units are the setting, the
             # rules every army shares are the answer (asks stay as they are: weighting them up too lost FAQ ids)
             weights["core"] = UNNAMED_CORE_WEIGHT
@@ -384,11 +407,6 @@ class Answerer:
         result.confident = self._agree(ranked, result, found) and not self._other_edition_first(
             result, edition or prefer_edition)
         return result
-
-    def _names_only_units(self, named: list[int]) -> bool:
-        """Whether the named ranking's first passages are all datasheets'."""
-        rows = self.catalog.store.passage_rows(named[:NAMED_HITS])
-        return bool(rows) and all(p.kind == "datasheet" for p in rows.values())
 
     @staticmethod
     def _other_edition_first(result: Answer, wanted: str | None) -> bool:

@@ -21,6 +21,7 @@ from bot.catalog.answers import (
     Answer,
     Answerer,
     Quote,
+    base_form,
     fuse,
     load_rules_words,
     query_words,
@@ -221,6 +222,16 @@ def test_players_words_add_the_rules_words_for_them() -> None:
     assert load_rules_words(Path("no-such-file.toml")) == {}
 
 
+def test_one_line_of_players_words_serves_each_form_of_the_word() -> None:
+    """"2 sources of sustained hits stacking" (blind questions 3) missed Duplicated Abilities: the table had
+    "stack" and "stacks" only. A regular inflection of a table word reads as that word."""
+    assert [base_form(w) for w in ("stacking", "stacked", "stacks", "picking", "dies", "buffs", "bless")] == \
+        ["stack", "stack", "stack", "pick", "die", "buff", "bless"]
+    shipped = load_rules_words(REPO / "data" / RULES_WORDS_FILE)
+    assert query_words("2 sources stacking", shipped)[2:] == ["duplicated", "modifier"]
+    assert "opposing" in query_words("who goes first, me or my opponent", shipped)  # the rules say "opposing player"
+
+
 def test_every_rules_word_the_table_adds_is_in_the_core_rules(full_catalog: Catalog) -> None:
     """Query expansion only helps with words the core rules use (checked on the complete rules)."""
     for word in {w for words in full_catalog.answerer.rules_words.values() for w in words}:
@@ -265,10 +276,14 @@ def test_a_question_naming_only_units_weighs_the_shared_rules_as_one_naming_noth
     """The player's units are the setting of "my leman russ wants to fire into combat": the core ranking weighs as
     much as when nothing is named (blind questions set 5's situational questions). A unit's own rule named
     keeps the usual weights."""
-    answerer = small_catalog.answerer
-    units = answerer.rankings("my leman russ wants to fire its battle cannon at a unit in combat with my cadians")
-    assert answerer._names_only_units(units["named"])
-    assert not answerer._names_only_units(answerer.rankings("can my warboss use might is right after advancing")["named"])
+    def units_only(query: str) -> bool:
+        return small_catalog.answerer._rank(query, None, ("lexical", "named"))[1]
+
+    assert units_only("my leman russ wants to fire its battle cannon at a unit in combat with my cadians")
+    assert not units_only("can my warboss use might is right after advancing")
+    # the units' own abilities that share the question's words (the Grimnyr's) are not named by it: the units
+    # stay the setting ("my trukk blew up, what happens to the boyz inside" on the full data)
+    assert units_only("my grimnyr leading hearthguard got shot, who takes wounds")
 
 
 def test_a_core_rules_chapter_is_named_once(small_catalog: Catalog) -> None:
