@@ -72,6 +72,7 @@ _NUMBER = re.compile(r"^\d{2}\.\d{2}(\.\d{2})?$")
 # the 10e seed's "2. Battle-shock" is the rule Battle-shock, whether the shown name or the accepted one says so
 _LIST_NUMBER = re.compile(r"^\d+\.\s+")
 _TITLE_NUMBER = re.compile(r"^(\d+(?:\.\d+)+)\s+(.*)$")
+_OTHER_NUMBER = re.compile(r"\b\d{2}\.\d{2}(?:\.\d{2})?\b")
 _KIND_OF_LABEL = {"Datasheet": "datasheet", "Weapon": "weapon", "Ability": "ability", "Stratagem": "stratagem",
                   "Rule": "rule", "Detachment rule": "detachment", "Detachment": "detachment",
                   "Enhancement": "enhancement", "Keyword": "keyword", "FAQ": "faq", "Errata": "faq"}
@@ -84,6 +85,7 @@ class Item:
     name: str
     edition: str | None
     number: str | None
+    also: tuple[str, ...] = ()  # the numbers other sources print for it, which the answer cites beside its own
 
 
 @dataclass
@@ -133,16 +135,29 @@ def seen(replies: list, catalog: Catalog) -> Seen:
                 for option in comp["options"]:
                     idx = catalog.index.by_id.get(option.get("value"))
                     rec = catalog.index.records[idx] if idx is not None else None
-                    items.append(Item(option["label"], rec.edition if rec else None, rec.number if rec else None))
+                    items.append(Item(option["label"], rec.edition if rec else None, rec.number if rec else None,
+                                      other_numbers(catalog, [rec.id] if rec else [])))
                 sure = passages and not (embed.get("description") or "").startswith(NOT_SURE)
                 return Seen("answer" if sure else "passages" if passages else "picker", items, body)
         edition = "11e" if footer.startswith("11th") else "10e" if footer.startswith("10th") else None
         if title and edition:
             m = _TITLE_NUMBER.match(title)
             number = ".".join(f"{int(p):02d}" for p in m.group(1).split(".")) if m else None
-            return Seen("answer", [Item(m.group(2) if m else title, edition, number)], body)
+            same = [catalog.index.records[i].id for i in catalog.index.by_number.get(number or "", ())
+                    if catalog.index.records[i].edition == edition]
+            return Seen("answer", [Item(m.group(2) if m else title, edition, number, other_numbers(catalog, same))],
+                        body)
         return Seen("error", body=body)
     return Seen("error")
+
+
+def other_numbers(catalog: Catalog, entry_ids: list[str]) -> tuple[str, ...]:
+    """The numbers other sources print for these entries' rules, as their passages cite them ("15.06 Crushing
+    Impact" cites "15.05 (game-datacards)": the sources disagree and the answer shows both)."""
+    found = catalog.store.passage_ids(entry_ids)
+    firsts = [rows[0] for rows in found.values() if rows]
+    passages = catalog.store.passage_rows(firsts).values() if firsts else []
+    return tuple(n for p in passages for n in _OTHER_NUMBER.findall(p.other_numbers))
 
 
 def accepted(item: Item, row: dict) -> bool:
@@ -150,7 +165,7 @@ def accepted(item: Item, row: dict) -> bool:
         return False
     for want in row["accept"]:
         if _NUMBER.match(want):
-            if item.number == want:
+            if want == item.number or want in item.also:
                 return True
         elif name_key(normalize(_LIST_NUMBER.sub("", item.name))) == name_key(normalize(_LIST_NUMBER.sub("", want))):
             return True
@@ -277,15 +292,17 @@ class Tally:
 
 
 def shown(catalog: Catalog, answerer: Answerer, query: str, use: tuple[str, ...] | None) -> tuple[list, bool, float]:
-    """The first 3 things a ranker shows for `query` as (kind, name, edition, number), whether it claims the
-    first, and the time it took. `use` None: the name search as before issue 21 (never confident on questions)."""
+    """The first 3 things a ranker shows for `query` as (kind, name, edition, number, other sources' numbers),
+    whether it claims the first, and the time it took. `use` None: the name search as before issue 21 (never confident on questions)."""
     started = time.perf_counter()
     if use is None:
         hits = catalog.search(query, limit=10)
-        out = [(h.kind, h.name, h.edition, _number(catalog, h.id)) for h in hits if h.kind != "faq"][:3]
+        out = [(h.kind, h.name, h.edition, _number(catalog, h.id), other_numbers(catalog, [h.id]))
+               for h in hits if h.kind != "faq"][:3]
         return out, False, (time.perf_counter() - started) * 1000
     answer = answerer.answer(query, use=use, prefer_edition=CURRENT_EDITION)  # as the bot asks
-    out = [(q.passage.kind, q.passage.name, q.passage.edition, q.passage.number) for q in answer.passages]
+    out = [(q.passage.kind, q.passage.name, q.passage.edition, q.passage.number,
+            tuple(_OTHER_NUMBER.findall(q.passage.other_numbers))) for q in answer.passages]
     return out, answer.confident, (time.perf_counter() - started) * 1000
 
 
@@ -331,11 +348,11 @@ def compare(catalog: Catalog, faqs_path: Path) -> None:
         for name, rows in questions.items():
             for row in rows:
                 items, sure, ms = shown(catalog, answerer, row["query"], use)
-                hits = [accepted(Item(n, e, num), row) for _k, n, e, num in items]
+                hits = [accepted(Item(n, e, num, also), row) for _k, n, e, num, also in items]
                 tallies[name].add(any(hits[:3]), sure and not (hits and hits[0]), ms)
         for parity, query, targets in faqs:
             items, sure, ms = shown(catalog, answerer, query, use)
-            ok = [concerned(k, n, targets) for k, n, _e, _num in items]
+            ok = [concerned(k, n, targets) for k, n, _e, _num, _also in items]
             tallies[parity].add(any(ok[:3]), sure and not (ok and ok[0]), ms)
         cells = "".join(f"{ratio(t.right, t.total):>20} cw {t.confident_wrong:<3}" for t in tallies.values())
         every = [m for t in tallies.values() for m in t.ms]

@@ -37,6 +37,7 @@ from bot.catalog import context
 from bot.catalog.normalize import clean_text, fold, normalize
 from bot.catalog.passages import MAX_WORDS, Passage, index_words, sentences
 from bot.catalog.search import looks_hostile, looks_like_question, query_edition
+from bot.catalog.spelling import Speller, base_form
 from bot.catalog.things import name_key
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ whats hows cant wont dont doesnt isnt arent any all some each every both either 
 about against between through under again further once more most other such own same get gets got getting
 something anything thing things way ok okay please thanks guys anyone someone need want know work works happen
 happens mean means actually really still even basically literally anyway ever
+he him his she her hers s ve ll havent hasnt wasnt werent wouldnt couldnt shouldnt since
 """.split())  # noqa: SIM905 - a word list reads better as words
 
 
@@ -128,16 +130,6 @@ def query_words(text: str, rules_words: dict[str, list[str]] | None = None) -> l
             rules = (rules_words or {}).get(word) or (rules_words or {}).get(base_form(word), ())
             kept += [w for w in rules if w not in kept]
     return kept[:MAX_WORDS]
-
-
-def base_form(word: str) -> str:
-    """The word without a regular inflection ("stacking", "stacked", "stacks" -> "stack"), so one line of
-    rules_words.toml serves every form a player types; a crude suffix strip, enough for a lookup key."""
-    for suffix in ("ing", "ed", "es", "s"):
-        stem = word[: -len(suffix)]
-        if word.endswith(suffix) and len(stem) >= 3 and not word.endswith("ss"):
-            return stem[:-1] if len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "aeioulsfz" else stem
-    return word
 
 
 def load_rules_words(path: Path) -> dict[str, list[str]]:
@@ -249,6 +241,7 @@ class Answerer:
         self.vectors = vectors
         self.rules_words = load_rules_words(catalog.data_root / RULES_WORDS_FILE)
         self._editions_of: tuple[object, set[str]] = (None, set())
+        self._speller_of: tuple[object, Speller] = (None, Speller({}))
 
     def rankings(self, query: str, *, edition: str | None = None,
                  use: tuple[str, ...] = ("lexical", "core", "semantic", "named", "asks")) -> dict[str, list[int]]:
@@ -263,6 +256,8 @@ class Answerer:
         words = query_words(reading, self.rules_words)
         for variant, _penalty in index.variants(normalize(reading))[1:3]:  # "dev wounds" -> devastating wounds
             words += [w for w in query_words(variant, self.rules_words) if w not in words]
+        fixed = [f for w in words if (f := self._speller().correct(w)) is not None]  # "stratagm" -> stratagem
+        words += [w for w in query_words(" ".join(fixed), self.rules_words) if w not in words]
         out: dict[str, list[int]] = {}
         units_only = False
         if "lexical" in use:
@@ -418,6 +413,13 @@ class Answerer:
         top = result.passages[0].passage
         return top.edition != wanted and any(q.passage.edition == wanted and q.passage.kind == top.kind
                                              for q in result.passages[1:])
+
+    def _speller(self) -> Speller:
+        """The typo corrector over the passages' words (made again when an import swaps the search index)."""
+        index = self.catalog.index
+        if self._speller_of[0] is not index:
+            self._speller_of = (index, Speller(self.catalog.store.passage_vocabulary()))
+        return self._speller_of[1]
 
     def _editions(self) -> set[str]:
         """The editions the catalog holds (remembered per search index: an import swaps the index)."""

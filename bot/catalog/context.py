@@ -20,7 +20,8 @@ KIND_WORDS = {"rule": "rule", "rules": "rule", "stratagem": "stratagem", "strata
               "ability": "ability", "abilities": "ability", "enhancement": "enhancement",
               "enhancements": "enhancement", "detachment": "detachment", "detachments": "detachment", "det": "detachment",
               "dets": "detachment"}
-EDITION_WORDS = {"10e": "10e", "10th": "10e", "10ed": "10e", "11e": "11e", "11th": "11e", "11ed": "11e"}
+EDITION_WORDS = {"10e": "10e", "10th": "10e", "10ed": "10e", "tenth": "10e", "11e": "11e", "11th": "11e", "11ed": "11e",
+                 "eleventh": "11e"}
 # editions named in words; the current edition is the 11th
 EDITION_PHRASES = {"new edition": "11e", "current edition": "11e", "latest edition": "11e", "new ed": "11e",
                    "old edition": "10e", "last edition": "10e", "previous edition": "10e", "old ed": "10e"}

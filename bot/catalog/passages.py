@@ -13,7 +13,8 @@ gives its passages once, from its primary entry.
 
 The passages live in the catalog file beside the entries (table `passages`, FTS5 index `passages_fts` with the
 Porter stemmer, so "falling back" finds "Fall Back"), written in the same transaction as each import, never at
-answer time. `search` ranks them with FTS5's own bm25(). What players ask when a core rule, keyword or faction entry is the
+answer time; so is the passages' vocabulary (`passage_words`: each word and how many passages hold it), which a
+question's typos are corrected against (bot/catalog/spelling.py). `search` ranks them with FTS5's own bm25(). What players ask when a core rule, keyword or faction entry is the
 answer (bot/catalog/asks.py: document expansion) is indexed per entry in its own FTS5 table (`passage_asks`),
 ranked by `search_asks` as a ranking of its own: FTS5's bm25() counts a row's length over all its columns, so
 asks beside the text would lengthen the rule's passages and change how their own words rank. The asks are
@@ -25,6 +26,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -38,13 +40,14 @@ PASSAGE_CHARS = 480  # a passage gathers paragraphs up to about this many charac
 MAX_PARAGRAPH = 720  # a longer paragraph is cut at sentence ends
 MAX_PASSAGES = 40  # per entry: the longest core rule section has about 25
 MAX_WORDS = 16  # query words sent to FTS5
-VERSION = "7"  # bump when the passages are built differently: a catalog holding older ones rebuilds them on open
+VERSION = "8"  # bump when the passages are built differently: a catalog holding older ones rebuilds them on open
 MAX_HOLDERS = 4  # datasheets named with an ability (a core ability such as Deep Strike has hundreds)
 NAME_WEIGHT = 3.0  # bm25() weight of the entry's name against its text (a title says what the passage is about)
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'‘“(*A-Z0-9])")
 _FLAVOUR = re.compile(r"^\*[^*].*[^*]\*$", re.S)  # a whole paragraph in italics: a stratagem's flavour line
 _HYPHENATED = re.compile(r"\w+(?:[-‑‐]\w+)+")
+_WORD = re.compile(r"[a-z]+")  # a vocabulary word: letters only (the words column is folded to ASCII)
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,7 @@ def create(conn: sqlite3.Connection) -> None:
                  "kind UNINDEXED, asks, tokenize='porter unicode61 remove_diacritics 2')")
     conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(title, words, content='passages', "
                  "content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2')")
+    conn.execute("CREATE TABLE IF NOT EXISTS passage_words (word TEXT PRIMARY KEY, passages INTEGER NOT NULL)")
 
 
 def rebuild(conn: sqlite3.Connection) -> int:
@@ -149,7 +153,7 @@ def rebuild(conn: sqlite3.Connection) -> int:
     Whole, not per dataset: which entry of a shared thing is primary can change with any import. The tables are
     made anew, so a catalog whose passages have other columns (an older VERSION) gets the current ones.
     """
-    for table in ("passages_fts", "passages", "passage_members", "passage_asks"):
+    for table in ("passages_fts", "passages", "passage_members", "passage_asks", "passage_words"):
         conn.execute(f"DROP TABLE IF EXISTS {table}")
     create(conn)
     marks = ",".join("?" * len(PASSAGE_KINDS))
@@ -161,6 +165,7 @@ def rebuild(conn: sqlite3.Connection) -> int:
     numbers = thing_numbers(conn)
     asked = players_asks(conn)
     batch: list[tuple] = []
+    vocabulary: Counter[str] = Counter()
     count = 0
     for entry_id, kind, name, number, edition, source, text, data in rows:
         data = json.loads(data or "{}")
@@ -179,13 +184,15 @@ def rebuild(conn: sqlite3.Connection) -> int:
         conn.executemany("INSERT INTO passage_members (edition, holder, entry_id) VALUES (?, ?, ?)",
                          [(edition, fold(owner), entry_id) for owner in owners])
         for piece in pieces:
-            batch.append((entry_id, kind, name, number, edition, source, piece, title,
-                          f"{parents} {index_words(piece)}".strip(), summary, others))
+            words = f"{parents} {index_words(piece)}".strip()
+            vocabulary.update(set(_WORD.findall(words)))
+            batch.append((entry_id, kind, name, number, edition, source, piece, title, words, summary, others))
         if len(batch) >= 2000:
             count += _insert(conn, batch)
             batch = []
     count += _insert(conn, batch)
     conn.execute("INSERT INTO passages_fts(passages_fts) VALUES ('rebuild')")
+    conn.executemany("INSERT INTO passage_words (word, passages) VALUES (?, ?)", vocabulary.items())
     conn.execute("INSERT INTO meta (key, value) VALUES ('passages_version', ?) "
                  "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (VERSION,))
     return count
@@ -329,6 +336,11 @@ def ids_of(conn: sqlite3.Connection, entry_ids: list[str]) -> dict[str, list[int
                                             "ORDER BY rowid", entry_ids[:500]):
             out.setdefault(entry_id, []).append(int(rowid))
     return out
+
+
+def vocabulary(conn: sqlite3.Connection) -> dict[str, int]:
+    """Every word of the passages and how many passages hold it."""
+    return {r[0]: int(r[1]) for r in conn.execute("SELECT word, passages FROM passage_words")}
 
 
 def all_texts(conn: sqlite3.Connection) -> Iterable[tuple[int, str, str, str]]:

@@ -415,6 +415,11 @@ class CatalogStore:
             return passages.members(self._conn, keys)
 
     @_reading
+    def passage_vocabulary(self) -> dict[str, int]:
+        with self._lock:
+            return passages.vocabulary(self._conn)
+
+    @_reading
     def passage_texts(self) -> list[tuple[int, str, str, str]]:
         with self._lock:
             return [(int(r[0]), r[1], r[2], r[3]) for r in passages.all_texts(self._conn)]
