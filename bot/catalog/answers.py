@@ -248,9 +248,10 @@ class Answerer:
         """Each ranker's passage rowids, best first (the bench compares them one by one)."""
         return self._rank(query, edition, use)[0]
 
-    def _rank(self, query: str, edition: str | None, use: tuple[str, ...]) -> tuple[dict[str, list[int]], bool]:
+    def _rank(self, query: str, edition: str | None, use: tuple[str, ...],
+              prefer_edition: str | None = None) -> tuple[dict[str, list[int]], bool]:
         """The rankings, and whether the entries the question names are units only (the player's units are the
-        setting of the question, not its subject)."""
+        setting of the question, not its subject). `prefer_edition`: the server's, when the question names none."""
         index = self.catalog.index
         reading = index.reading(query)
         words = query_words(reading, self.rules_words)
@@ -274,10 +275,11 @@ class Answerer:
         if "semantic" in use and self.vectors is not None:
             out["semantic"] = self.vectors.search(reading, limit=POOL, edition=edition)
         if "named" in use:
-            out["named"], units_only = self._named(query, edition, out.get("lexical", []))
+            out["named"], units_only = self._named(query, edition, out.get("lexical", []), prefer_edition)
         return out, units_only
 
-    def _named(self, query: str, edition: str | None, lexical: list[int]) -> tuple[list[int], bool]:
+    def _named(self, query: str, edition: str | None, lexical: list[int],
+               prefer_edition: str | None = None) -> tuple[list[int], bool]:
         """Passages of the entries the question names, in the name search's order; of each entry its passage
         that ranks best lexically, else its first. And whether those entries, FAQ aside, are all datasheets
         (their own abilities, ranked after them, do not count: "my trukk blew up, what happens to the boyz
@@ -293,6 +295,8 @@ class Answerer:
                 if thing not in named:
                     named.append(thing)
         named = named[:NAMED_HITS * 2]
+        if edition is None and prefer_edition:
+            named = [e for e in named if not self._other_editions_own_rule(e, prefer_edition)]
         named = self._without_others_abilities(named, fold(query))
         if not named:
             return [], False
@@ -320,6 +324,19 @@ class Answerer:
         own = [min(by_entry[m], key=lambda r: lex_rank.get(r, POOL)) for e in named for m in parts[e] if m in by_entry]
         ranked = out + sorted({r for r in own if r in lex_rank and r not in out}, key=lex_rank.__getitem__)
         return ranked, kinds - {"faq"} == {"datasheet"}
+
+    def _other_editions_own_rule(self, entry_id: str, prefer_edition: str) -> bool:
+        """Whether `entry_id` is a core rule of the other edition that the server's edition has no rule of that
+        name for: not named by a question naming no edition, whose word merely is its name ("can i put two
+        *characters* in one squad" on an 11e server named 10e's Characters; it still ranks by its words). 10e's
+        Normal Moves stays named: it leads to 11e's Normal Move (one_rule_once)."""
+        index = self.catalog.index
+        idx = index.by_id.get(entry_id)
+        if idx is None or index.records[idx].kind != "rule" or index.records[idx].edition == prefer_edition:
+            return False
+        same = index.by_key.get(rule_key(index.records[idx].name), ())
+        return not any(index.records[i].edition == prefer_edition and index.records[i].kind in CORE_KINDS
+                       for i in same)
 
     def _without_others_abilities(self, named: list[str], query: str) -> list[str]:
         """A unit's own ability named by one word is named through its unit: "can i *split* my melee attacks"
@@ -356,7 +373,7 @@ class Answerer:
         typed = query_edition(query)  # "stealth in 10e": that edition's rules answer, when they are loaded
         if edition is None and typed is not None and typed in self._editions():
             edition = typed
-        ranked, units_only = self._rank(query, edition, use)
+        ranked, units_only = self._rank(query, edition, use, prefer_edition)
         result.semantic = "semantic" in ranked
         weights = dict(WEIGHTS)
         if not ranked.get("named") and self.catalog.index.faction_named(query) is None:

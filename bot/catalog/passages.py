@@ -338,6 +338,15 @@ def ids_of(conn: sqlite3.Connection, entry_ids: list[str]) -> dict[str, list[int
     return out
 
 
+def defining(conn: sqlite3.Connection, term: str, edition: str | None = None) -> list[int]:
+    """The core-rules passages (rules and glossary) that define `term`: print it in bold, as the 11e core rules
+    print a term where they define it ("**Armour Penetration (AP)**: ..." in 02.04 Weapons)."""
+    pattern = "%**" + term.replace("\\", "").replace("%", "").replace("_", "") + "%"
+    sql = ("SELECT rowid FROM passages WHERE kind IN ('rule', 'keyword') AND text LIKE ? COLLATE NOCASE"
+           + (" AND edition = ?" if edition else "") + " ORDER BY rowid LIMIT 5")
+    return [int(r[0]) for r in conn.execute(sql, (pattern, edition) if edition else (pattern,))]
+
+
 def vocabulary(conn: sqlite3.Connection) -> dict[str, int]:
     """Every word of the passages and how many passages hold it."""
     return {r[0]: int(r[1]) for r in conn.execute("SELECT word, passages FROM passage_words")}

@@ -415,6 +415,11 @@ class CatalogStore:
             return passages.members(self._conn, keys)
 
     @_reading
+    def passages_defining(self, term: str, edition: str | None = None) -> list[int]:
+        with self._lock:
+            return passages.defining(self._conn, term, edition)
+
+    @_reading
     def passage_vocabulary(self) -> dict[str, int]:
         with self._lock:
             return passages.vocabulary(self._conn)

@@ -1,4 +1,5 @@
-"""A question's typos read as the rules passages' words (bot/catalog/spelling.py)."""
+"""Players' own words: a question's typos read as the rules passages' words (bot/catalog/spelling.py), and a term the
+core rules define answered by the rule that defines it (passages.defining)."""
 
 from __future__ import annotations
 
@@ -67,3 +68,30 @@ def test_a_question_with_a_typo_is_answered_as_spelled_right(small_catalog: Cata
     assert any(n.startswith("18.") for n in numbers())
     monkeypatch.setattr(Answerer, "_speller", lambda self: Speller({}))
     assert not any(n.startswith("18.") for n in numbers())
+
+
+def test_a_term_the_core_rules_define_is_found_where_they_print_it_in_bold() -> None:
+    import sqlite3
+
+    from bot.catalog import passages
+
+    conn = sqlite3.connect(":memory:")
+    passages.create(conn)
+    rows = [("r1", "rule", "Weapons", "02.04", "11e", "**Armour Penetration (AP)**: Presented as a modifier."),
+            ("r2", "rule", "Save Rolls", "05.03", "11e", "Subtract the armour penetration of the attack."),
+            ("a1", "ability", "Tank Hunters", None, "11e", "**Armour Penetration** improves by 1.")]
+    conn.executemany("INSERT INTO passages (entry_id, kind, name, number, edition, source, text, title, words) "
+                     "VALUES (?, ?, ?, ?, ?, 'gdc', ?, '', '')", rows)
+    assert passages.defining(conn, "armour penetration") == [1]  # bold, in the core rules; not a unit's ability
+    assert passages.defining(conn, "armour penetration", "10e") == []
+    assert passages.defining(conn, "50%_%") == []  # LIKE's wildcards in a term match nothing
+
+
+def test_a_known_term_no_entry_is_named_after_answers_with_the_rule_that_defines_it(full_catalog: Catalog) -> None:
+    """Issue 21: "armour penetration" answered "not in the loaded data" although 02.04 Weapons defines it (so do
+    "objective control" 02.02 and "ballistic skill" 02.04): the alias table knows the term, no entry is named so."""
+    for term, number in (("armour penetration", "02.04"), ("objective control", "02.02"), ("ballistic skill", "02.04")):
+        found = full_catalog.resolve(term, prefer_edition="11e")
+        assert found.missing is None and found.confident, term
+        assert found.best is not None and full_catalog.index.records[full_catalog.index.by_id[found.best.id]].number \
+            == number, term
