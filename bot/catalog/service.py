@@ -30,6 +30,7 @@ from bot.catalog.building import (
     open_checked,
     rebuild_from_sources,
 )
+from bot.catalog.defined_terms import defining_rule
 from bot.catalog.faq_subject import faq_subject
 from bot.catalog.importers.formats import IMPORT_FORMATS, load_import
 from bot.catalog.known import KnownName, KnownNames
@@ -205,7 +206,7 @@ class Catalog:
                 meant = {name_key(r) for r in readings}
                 abbreviation = len(readings) > 1  # "oc": the alias table says what it stands for
                 if not sure or (top_key not in meant and (known.strong or abbreviation)):
-                    defined = self._defined(known, edition, prefer_edition)
+                    defined = defining_rule(self.store, self.index, known.name, known.kinds, edition, prefer_edition)
                     if defined is not None:
                         # "armour penetration": no entry is named so, but 02.04 Weapons defines it
                         return Resolution(self.get(defined.id), not looks_like_question(query),
@@ -215,18 +216,6 @@ class Catalog:
             return Resolution(None, False, [])
         best = self.get(hits[0].id)
         return Resolution(best, sure and best is not None, hits)
-
-    def _defined(self, known: KnownName, edition: str | None, prefer_edition: str | None) -> Hit | None:
-        """The core rule that defines a known term no entry is named after (prints it in bold where it says what
-        it is), of the asked edition, else the server's first."""
-        if not set(known.kinds) & {"rule", "keyword"}:
-            return None
-        rows = self.store.passage_rows(self.store.passages_defining(known.name, edition))
-        for passage in sorted(rows.values(), key=lambda p: (p.edition != prefer_edition, p.rowid)):
-            idx = self.index.by_id.get(passage.entry_id)
-            if idx is not None:
-                return self.index.thing_hit(self.index.records[idx], 100.0)
-        return None
 
     def _unloaded_rules(self, query: str) -> KnownName | None:
         """On the embedded data, a query naming core rules by number ("19.02", "rule 13.08") or through shorthand
