@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Protocol
 from rapidfuzz import fuzz
 
 from bot.catalog import context
+from bot.catalog.defined_terms import defining_rule
 from bot.catalog.normalize import clean_text, fold, normalize
 from bot.catalog.passages import MAX_WORDS, Passage, index_words, sentences
 from bot.catalog.search import looks_hostile, looks_like_question, query_edition
@@ -41,6 +42,7 @@ from bot.catalog.spelling import Speller, base_form
 from bot.catalog.things import name_key
 
 if TYPE_CHECKING:
+    from bot.catalog.known import KnownNames
     from bot.catalog.model import Entry, Hit
     from bot.catalog.search import SearchIndex
     from bot.catalog.store import CatalogStore
@@ -227,6 +229,7 @@ class Catalog(Protocol):
     store: CatalogStore
     index: SearchIndex
     data_root: Path
+    known: KnownNames
 
     def named(self, query: str, *, edition: str | None = ..., limit: int = ...) -> list[Hit]: ...
 
@@ -294,6 +297,7 @@ class Answerer:
                 thing = index.thing_hit(rec, 0.0).id
                 if thing not in named:
                     named.append(thing)
+        named += [e for e in self._defining(query, edition, prefer_edition) if e not in named]
         named = named[:NAMED_HITS * 2]
         if edition is None and prefer_edition:
             named = [e for e in named if not self._other_editions_own_rule(e, prefer_edition)]
@@ -324,6 +328,21 @@ class Answerer:
         own = [min(by_entry[m], key=lambda r: lex_rank.get(r, POOL)) for e in named for m in parts[e] if m in by_entry]
         ranked = out + sorted({r for r in own if r in lex_rank and r not in out}, key=lex_rank.__getitem__)
         return ranked, kinds - {"faq"} == {"datasheet"}
+
+    def _defining(self, query: str, edition: str | None, prefer_edition: str | None) -> list[str]:
+        """The core rules that define the known terms a question names and no entry is named after ("what is
+        *armour penetration*": 02.04 Weapons prints it in bold where it says what it is; defined_terms.py)."""
+        index = self.catalog.index
+        words = normalize(index.reading(query)).split()[:MAX_WORDS * 2]
+        out: list[str] = []
+        for size in (3, 2, 1):
+            for start in range(len(words) - size + 1):
+                key = name_key(" ".join(words[start:start + size]))
+                for known in self.catalog.known.by_key.get(key, ()) if key not in index.by_key else ():
+                    hit = defining_rule(self.catalog.store, index, known.name, known.kinds, edition, prefer_edition)
+                    if hit is not None and hit.id not in out:
+                        out.append(hit.id)
+        return out
 
     def _other_editions_own_rule(self, entry_id: str, prefer_edition: str) -> bool:
         """Whether `entry_id` is a core rule of the other edition that the server's edition has no rule of that

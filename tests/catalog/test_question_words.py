@@ -95,3 +95,16 @@ def test_a_known_term_no_entry_is_named_after_answers_with_the_rule_that_defines
         assert found.missing is None and found.confident, term
         assert found.best is not None and full_catalog.index.records[full_catalog.index.by_id[found.best.id]].number \
             == number, term
+
+
+def test_a_question_about_a_defined_term_quotes_the_rule_that_defines_it(full_catalog: Catalog,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """"what is armour penetration" quoted a Dreadnought, 10e's Invulnerable Saves and a Saving Throw, never
+    02.04 Weapons, where the term is defined: the rule that defines a term the question names is named by it."""
+    def numbers(query: str) -> list[str | None]:
+        return [q.passage.number for q in full_catalog.answer(query, prefer_edition="11e").passages]
+
+    assert "02.04" in numbers("what is armour penetration")
+    assert "02.02" in numbers("what is objective control")
+    monkeypatch.setattr(Answerer, "_defining", lambda self, query, edition, prefer: [])
+    assert "02.04" not in numbers("what is armour penetration")
