@@ -86,6 +86,7 @@ class Item:
     edition: str | None
     number: str | None
     also: tuple[str, ...] = ()  # the numbers other sources print for it, which the answer cites beside its own
+    shows: tuple[str, ...] = ()  # the names of what it prints whole: a detachment card opens with its rules
 
 
 @dataclass
@@ -136,7 +137,8 @@ def seen(replies: list, catalog: Catalog) -> Seen:
                     idx = catalog.index.by_id.get(option.get("value"))
                     rec = catalog.index.records[idx] if idx is not None else None
                     items.append(Item(option["label"], rec.edition if rec else None, rec.number if rec else None,
-                                      other_numbers(catalog, [rec.id] if rec else [])))
+                                      other_numbers(catalog, [rec.id] if rec else []),
+                                      printed_whole(catalog, [rec.id] if rec else [])))
                 sure = passages and not (embed.get("description") or "").startswith(NOT_SURE)
                 return Seen("answer" if sure else "passages" if passages else "picker", items, body)
         edition = "11e" if footer.startswith("11th") else "10e" if footer.startswith("10th") else None
@@ -145,8 +147,11 @@ def seen(replies: list, catalog: Catalog) -> Seen:
             number = ".".join(f"{int(p):02d}" for p in m.group(1).split(".")) if m else None
             same = [catalog.index.records[i].id for i in catalog.index.by_number.get(number or "", ())
                     if catalog.index.records[i].edition == edition]
-            return Seen("answer", [Item(m.group(2) if m else title, edition, number, other_numbers(catalog, same))],
-                        body)
+            name = m.group(2) if m else title
+            named = [catalog.index.records[i].id for i in catalog.index.by_key.get(name_key(normalize(name)), ())
+                     if catalog.index.records[i].edition == edition]
+            return Seen("answer", [Item(name, edition, number, other_numbers(catalog, same),
+                                        printed_whole(catalog, named))], body)
         return Seen("error", body=body)
     return Seen("error")
 
@@ -160,6 +165,17 @@ def other_numbers(catalog: Catalog, entry_ids: list[str]) -> tuple[str, ...]:
     return tuple(n for p in passages for n in _OTHER_NUMBER.findall(p.other_numbers))
 
 
+def printed_whole(catalog: Catalog, entry_ids: list[str]) -> tuple[str, ...]:
+    """The rules a detachment card prints in full under its name ("farseekers rule" shows Farseekers, opening with
+    its rule Eye of the Hunt): shown, so they count as shown."""
+    names: list[str] = []
+    for entry_id in entry_ids:
+        entry = catalog.get(entry_id)
+        if entry is not None and entry.data.get("role") == "detachment":
+            names += [rule.get("name", "") for rule in entry.data.get("rules") or [] if isinstance(rule, dict)]
+    return tuple(names)
+
+
 def accepted(item: Item, row: dict) -> bool:
     if row.get("edition") and item.edition != row["edition"]:
         return False
@@ -167,7 +183,8 @@ def accepted(item: Item, row: dict) -> bool:
         if _NUMBER.match(want):
             if want == item.number or want in item.also:
                 return True
-        elif name_key(normalize(_LIST_NUMBER.sub("", item.name))) == name_key(normalize(_LIST_NUMBER.sub("", want))):
+        elif any(name_key(normalize(_LIST_NUMBER.sub("", shown))) == name_key(normalize(_LIST_NUMBER.sub("", want)))
+                 for shown in (item.name, *item.shows)):
             return True
     return False
 

@@ -29,6 +29,10 @@ EDITION_PHRASES = {"new edition": "11e", "current edition": "11e", "latest editi
 FILLER = frozenset({"stats", "stat", "statline", "statlines", "profile", "profiles", "points", "pts", "cost",
                     "sheet", "card", "datacard", "info", "entry", "edition", "ed", "edn", "rule", "rules",
                     "version", "text", "wording"})
+# words that join an edition to the rest ("mercenary oathband rule in 11e", "tank shock in the new edition"):
+# taken off with the edition they lead to; "the" and "a" also open a name ("the avatar of khaine")
+JOINING = frozenset({"in", "the", "for", "of", "on", "a", "an", "from", "at"})
+ARTICLES = frozenset({"the", "a", "an"})
 MAX_PHRASE_WORDS = 3
 MIN_DETACHMENT_WORD = 5  # one word taken as a detachment ("gladius") must be this long: "the", "war" are not
 
@@ -58,7 +62,13 @@ def without_edition(q: str) -> tuple[str, str | None]:
     """A normalised query without its edition words, and the edition the first of them names ("blast 10e" ->
     ("blast", "10e")). A query of nothing but edition words is kept whole ("10e" is then what is searched)."""
     words = q.split()
-    kept = [w for w in words if w not in EDITION_WORDS]
+    kept: list[str] = []
+    for word in words:
+        if word in EDITION_WORDS:
+            while kept and kept[-1] in JOINING:  # "in 11e" goes with the "11e"
+                kept.pop()
+        else:
+            kept.append(word)
     if not kept:
         return q, None
     edition = next((EDITION_WORDS[w] for w in words if w in EDITION_WORDS), None)
@@ -76,6 +86,8 @@ def read_context(q: str, factions: dict[str, str], detachments: list[str]) -> Co
     changed = True
     while changed and len(words) > 1:
         changed = False
+        if _starts_detachment(" ".join(words), detachments):
+            break  # what is left names a detachment ("mercenary oathband"): "oathband" alone is another one
         for at_end in (True, False):
             for n in range(min(MAX_PHRASE_WORDS, len(words) - 1), 0, -1):
                 run = words[-n:] if at_end else words[:n]
@@ -84,7 +96,9 @@ def read_context(q: str, factions: dict[str, str], detachments: list[str]) -> Co
                     faction = factions[phrase]
                 elif phrase in EDITION_PHRASES:  # single words ("10th") are taken out before, by the search
                     edition = edition or EDITION_PHRASES[phrase]
-                elif n == 1 and phrase in FILLER:
+                    while at_end and len(words) > n + 1 and words[-n - 1] in JOINING:
+                        n += 1  # "in the new edition"
+                elif n == 1 and (phrase in FILLER or not at_end and phrase in ARTICLES):
                     pass  # "rule" too: "get stuck in war horde rule" asks for a detachment's rule, not a core one
                 elif n == 1 and phrase in KIND_WORDS and kind is None:
                     kind = KIND_WORDS[phrase]
@@ -101,7 +115,7 @@ def read_context(q: str, factions: dict[str, str], detachments: list[str]) -> Co
 
 
 def _starts_detachment(phrase: str, detachments: list[str]) -> bool:
-    if " " not in phrase and len(phrase) < MIN_DETACHMENT_WORD:
-        return False
+    if " " not in phrase and len(phrase) < MIN_DETACHMENT_WORD or all(w in JOINING for w in phrase.split()):
+        return False  # "in the" begins a detachment's name but names none
     lo = bisect.bisect_left(detachments, phrase)
     return lo < len(detachments) and (detachments[lo] == phrase or detachments[lo].startswith(phrase + " "))

@@ -394,8 +394,8 @@ class SearchIndex:
         for n in range(min(4, len(words)), 0, -1):
             for i in range(len(words) - n + 1):
                 run = words[i:i + n]
-                if not all(known[i:i + n]):
-                    continue
+                if not all(known[i:i + n]) and " ".join(run) not in self.aliases.words:
+                    continue  # ("rule of 3" is an alias although "3" starts no name)
                 if run[0] in _STOP_WORDS or run[-1] in _STOP_WORDS:
                     # only a whole name may begin or end with a stop word ("tau *for the greater good* how")
                     names = [*self.by_name_key.get(name_key(" ".join(run)), ())] if n > 1 else []

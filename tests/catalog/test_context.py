@@ -12,7 +12,8 @@ from bot.catalog.service import Catalog
 
 FACTIONS = {"ec": "emperors children", "emperors children": "emperors children", "nids": "tyranids",
             "guard": "astra militarum", "leagues of votann": "leagues of votann", "votann": "leagues of votann"}
-DETACHMENTS = sorted(["green tide", "gladius task force", "war horde"])
+DETACHMENTS = sorted(["green tide", "gladius task force", "war horde", "oathband", "mercenary oathband",
+                      "in the emperors name"])
 
 
 @pytest.mark.parametrize("query, expected", [
@@ -25,6 +26,12 @@ DETACHMENTS = sorted(["green tide", "gladius task force", "war horde"])
     ("mozrog skragbad new edition", Context("mozrog skragbad", edition="11e")),
     ("votann yaegirs", Context("yaegirs", faction="leagues of votann")),
     ("strat tank shock", Context("tank shock", kind="stratagem")),
+    # the words joining an edition go with it, and "in the" names no detachment ("in the emperors name")
+    ("farseekers rule in the new edition", Context("farseekers", edition="11e")),
+    ("the avatar of khaine", Context("avatar of khaine")),
+    # what is left names a detachment of its own: "oathband" is not read off "mercenary oathband"
+    ("mercenary oathband rule", Context("mercenary oathband")),
+    ("brandfast oathband", Context("brandfast", detachment="oathband")),
 ])
 def test_the_words_around_a_name_are_read_off(query: str, expected: Context) -> None:
     assert read_context(query, FACTIONS, DETACHMENTS) == expected
@@ -57,6 +64,8 @@ def test_edition_words_are_taken_off_a_name_one_way() -> None:
     assert without_edition("blast 10e") == ("blast", "10e")
     assert without_edition("11th strat reserves 10e") == ("strat reserves", "11e")  # the first one named
     assert without_edition("lethal hits") == ("lethal hits", None)
+    assert without_edition("mercenary oathband rule in 11e") == ("mercenary oathband rule", "11e")
+    assert without_edition("get stuck in") == ("get stuck in", None)  # "in" joins no edition here
     assert without_edition("10e") == ("10e", None)  # nothing but an edition: kept as the name searched
     assert without_edition("") == ("", None)
 
@@ -68,6 +77,8 @@ def test_on_the_small_catalog(small_catalog: Catalog) -> None:
                                  ("shield host custodes", "Shield Host", "10e"),
                                  ("stompa points", "Stompa", "11e"),
                                  ("war horde orks", "War Horde", "11e"),
+                                 ("war horde rule in 11e", "War Horde", "11e"),
+                                 ("stompa in the new edition", "Stompa", "11e"),
                                  ("custodian guard", "Custodian Guard", "11e")):
         resolution = small_catalog.resolve(query)
         assert resolution.confident and resolution.best is not None, query
