@@ -36,7 +36,7 @@ from rapidfuzz import fuzz
 from bot.catalog import context
 from bot.catalog.defined_terms import defining_rule
 from bot.catalog.normalize import clean_text, fold, normalize
-from bot.catalog.passages import MAX_WORDS, Passage, index_words, sentences
+from bot.catalog.passages import CORE_KINDS, MAX_WORDS, Passage, index_words, sentences
 from bot.catalog.search import looks_hostile, looks_like_question, query_edition
 from bot.catalog.spelling import Speller, base_form
 from bot.catalog.things import name_key
@@ -61,7 +61,6 @@ FAQS = 3
 QUOTE_CHARS = 420  # the quoted sentences of the best passage
 NAMED_HITS = 6  # entries the question names, from the name search
 NAME_LIKE_RATIO = 80.0  # a query this close (rapidfuzz ratio) to a candidate's name was typed as that name
-CORE_KINDS = ("rule", "keyword")
 UNNAMED_CORE_WEIGHT = 1.0
 UNNAMED_ASKS_WEIGHT = 1.0
 # each ranking's weight in the fusion; asks chosen on the tuning sets only (docs/architecture.md, fourth pass)
@@ -269,7 +268,7 @@ class Answerer:
                                                                               edition=edition)]
         if "core" in use:  # the same words in the core rules and glossary only: the rules every army shares
             out["core"] = [r for r, _ in self.catalog.store.passage_search(words[:MAX_WORDS], limit=POOL,
-                                                                           edition=edition, kinds=CORE_KINDS)]
+                                                                           edition=edition, core=True)]
         if "asks" in use:  # the rules whose players' asks share the question's words (bot/catalog/asks.py)
             entries = self.catalog.store.passage_asks(words[:MAX_WORDS], limit=POOL, edition=edition)
             by_entry = self.catalog.store.passage_ids(entries)

@@ -19,6 +19,11 @@ answer (bot/catalog/asks.py: document expansion) is indexed per entry in its own
 ranked by `search_asks` as a ranking of its own: FTS5's bm25() counts a row's length over all its columns, so
 asks beside the text would lengthen the rule's passages and change how their own words rank. The asks are
 never quoted.
+
+The core rules and glossary (CORE_KINDS) are indexed once more on their own (`passages_core_fts`, contentless),
+for `search(core=True)`: bm25()'s word weights (IDF) are those of the collection searched, and over every
+passage "aura" is a common word (hundreds of faction abilities are tagged Aura) where among the core rules it
+names one rule, 22.01 Aura Abilities.
 """
 
 from __future__ import annotations
@@ -35,12 +40,13 @@ from bot.catalog.normalize import fold
 from bot.catalog.things import source_label
 
 CORE_ASKED_KINDS = ("rule", "keyword")  # players' asks keyed by number or name (numbered core rules, keywords)
+CORE_KINDS = ("rule", "keyword")  # the rules every army shares: the core rules and the keyword glossary
 PASSAGE_KINDS = ("rule", "faq", "keyword", "ability", "stratagem", "detachment", "enhancement", "datasheet")
 PASSAGE_CHARS = 480  # a passage gathers paragraphs up to about this many characters
 MAX_PARAGRAPH = 720  # a longer paragraph is cut at sentence ends
 MAX_PASSAGES = 40  # per entry: the longest core rule section has about 25
 MAX_WORDS = 16  # query words sent to FTS5
-VERSION = "8"  # bump when the passages are built differently: a catalog holding older ones rebuilds them on open
+VERSION = "9"  # bump when the passages are built differently: a catalog holding older ones rebuilds them on open
 MAX_HOLDERS = 4  # datasheets named with an ability (a core ability such as Deep Strike has hundreds)
 NAME_WEIGHT = 3.0  # bm25() weight of the entry's name against its text (a title says what the passage is about)
 
@@ -144,6 +150,8 @@ def create(conn: sqlite3.Connection) -> None:
                  "kind UNINDEXED, asks, tokenize='porter unicode61 remove_diacritics 2')")
     conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(title, words, content='passages', "
                  "content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2')")
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS passages_core_fts USING fts5(title, words, content='', "
+                 "tokenize='porter unicode61 remove_diacritics 2')")
     conn.execute("CREATE TABLE IF NOT EXISTS passage_words (word TEXT PRIMARY KEY, passages INTEGER NOT NULL)")
 
 
@@ -153,7 +161,7 @@ def rebuild(conn: sqlite3.Connection) -> int:
     Whole, not per dataset: which entry of a shared thing is primary can change with any import. The tables are
     made anew, so a catalog whose passages have other columns (an older VERSION) gets the current ones.
     """
-    for table in ("passages_fts", "passages", "passage_members", "passage_asks", "passage_words"):
+    for table in ("passages_fts", "passages_core_fts", "passages", "passage_members", "passage_asks", "passage_words"):
         conn.execute(f"DROP TABLE IF EXISTS {table}")
     create(conn)
     marks = ",".join("?" * len(PASSAGE_KINDS))
@@ -192,6 +200,8 @@ def rebuild(conn: sqlite3.Connection) -> int:
             batch = []
     count += _insert(conn, batch)
     conn.execute("INSERT INTO passages_fts(passages_fts) VALUES ('rebuild')")
+    conn.execute("INSERT INTO passages_core_fts (rowid, title, words) SELECT rowid, title, words FROM passages "
+                 f"WHERE kind IN ({','.join('?' * len(CORE_KINDS))})", CORE_KINDS)
     conn.executemany("INSERT INTO passage_words (word, passages) VALUES (?, ?)", vocabulary.items())
     conn.execute("INSERT INTO meta (key, value) VALUES ('passages_version', ?) "
                  "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (VERSION,))
@@ -286,20 +296,21 @@ def fts_expression(words: Iterable[str]) -> str | None:
 
 
 def search(conn: sqlite3.Connection, words: Iterable[str], *, limit: int = 50, edition: str | None = None,
-           kinds: tuple[str, ...] | None = None) -> list[tuple[int, float]]:
+           kinds: tuple[str, ...] | None = None, core: bool = False) -> list[tuple[int, float]]:
     """(passage rowid, bm25) best first for passages holding any of `words` (bm25 is lower = better), of
-    `edition` and `kinds` when given."""
+    `edition` and `kinds` when given; with `core`, the core rules and glossary ranked among themselves."""
     expr = fts_expression(words)
     if expr is None:
         return []
-    where, args = ["passages_fts MATCH ?"], [expr]
+    table = "passages_core_fts" if core else "passages_fts"
+    where, args = [f"{table} MATCH ?"], [expr]
     if edition:
         where.append("p.edition = ?")
         args.append(edition)
     if kinds:
         where.append(f"p.kind IN ({','.join('?' * len(kinds))})")
         args.extend(kinds)
-    sql = (f"SELECT f.rowid, bm25(passages_fts, {NAME_WEIGHT}, 1.0) AS s FROM passages_fts f "
+    sql = (f"SELECT f.rowid, bm25({table}, {NAME_WEIGHT}, 1.0) AS s FROM {table} f "
            + ("JOIN passages p ON p.rowid = f.rowid " if len(where) > 1 else "")
            + f"WHERE {' AND '.join(where)} ORDER BY s LIMIT ?")
     return [(int(r[0]), float(r[1])) for r in conn.execute(sql, (*args, limit)).fetchall()]

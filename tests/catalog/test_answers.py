@@ -363,3 +363,34 @@ def test_a_question_naming_a_faction_asks_about_its_rules_not_only_the_core_rule
     assert small_catalog.index.faction_named("how do grudge tokens work") is None
     answer = small_catalog.answer("leagues of votann grudge tokens")
     assert answer.passages[0].passage.kind not in ("rule", "keyword"), answer.passages[0].passage
+
+
+def test_the_core_rules_are_ranked_by_their_own_word_weights() -> None:
+    """bm25() weighs a word by how rare it is in the collection searched. Over every passage "aura" is common
+    (faction abilities tagged Aura), so "two of my characters have the same aura, does it stack" ranked 22.01
+    Aura Abilities 33rd among the core rules, behind the many that say "modifier"; ranked among the core rules
+    alone, "aura" names that one rule."""
+    conn = sqlite3.connect(":memory:")
+    passages.create(conn)
+    rows = [("core:aura", "rule", "Aura Abilities", "aura abilities", "aura abilities are tagged aura; a unit "
+             "within range of the same aura ability more than once is affected by that aura ability once"),
+            ("core:dup", "rule", "Duplicated Abilities", "duplicated abilities", "a model with the same ability "
+             "more than once uses it once"),
+            ("core:mod", "rule", "Modifiers", "modifiers", "a modifier changes a characteristic"),
+            ("core:dice", "rule", "Modifying Dice Rolls", "modifying dice rolls", "a modifier to a dice roll"),
+            ("core:ignore", "rule", "Ignore Modifiers", "ignore modifiers", "ignore any modifier")]
+    rows += [(f"faction:{i}", "ability", f"Aura {i}", f"aura {i}", f"aura: while a friendly unit is within "
+              f"6 inches of this model, add 1 to the characteristic (aura {i})") for i in range(40)]
+    conn.executemany("INSERT INTO passages (entry_id, kind, name, edition, source, text, title, words) "
+                     "VALUES (?, ?, ?, '11e', 'test', ?, ?, ?)", [(e, k, n, w, t, f"{t} {w}") for e, k, n, t, w in rows])
+    conn.execute("INSERT INTO passages_fts(passages_fts) VALUES ('rebuild')")
+    conn.execute("INSERT INTO passages_core_fts (rowid, title, words) SELECT rowid, title, words FROM passages "
+                 "WHERE kind IN ('rule', 'keyword')")
+    words = ["aura", "modifier"]  # "same aura, does it stack": "stack" reads as the rules' "modifier" too
+
+    def first(**how: object) -> str:
+        rowid = passages.search(conn, words, **how)[0][0]
+        return conn.execute("SELECT name FROM passages WHERE rowid = ?", (rowid,)).fetchone()[0]
+
+    assert first(kinds=CORE_KINDS) != "Aura Abilities"  # the whole collection's weights: "aura" is common
+    assert first(core=True) == "Aura Abilities"
