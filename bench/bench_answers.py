@@ -17,6 +17,10 @@ header) as the query, that FAQ entry itself excluded from the hits; right when o
 (its targets, by kind and name) is among the first 3 hits. Tune on even ids, report odd ids: an id's parity is
 that of its UUID read as a hex number.
 
+What counts as shown: an entry's own name, or a number it prints, or the number another source prints for the
+same rule (the answer cites both), or the name of a detachment rule the shown detachment's card prints whole
+under its name ("farseekers rule" shows the Farseekers card, which opens with its rule Eye of the Hunt).
+
 A question is answered from the rules passages (bot/catalog/answers.py): its reply is read by the answer footer,
 the menu listing the quoted passages' entries first; it is an "answer" (confident) unless it says "I'm not sure".
 
