@@ -294,8 +294,10 @@ def faq_query(item: dict) -> str:
 
 CONFIGS = {"name search (before)": None, "lexical (bm25)": ("lexical",), "semantic": ("semantic",),
            "lexical + named": ("lexical", "named"), "lex + core + named": ("lexical", "core", "named"),
-           "lex + core + named + asks *": ("lexical", "core", "named", "asks"),
-           "* + semantic": ("lexical", "core", "named", "asks", "semantic")}  # * = shipped; asks: players' asks
+           "lex + core + named + asks": ("lexical", "core", "named", "asks"),
+           "lex + core + named + asks + scoped *": ("lexical", "core", "named", "asks", "scoped"),
+           "* + semantic": ("lexical", "core", "named", "asks", "scoped", "semantic")}
+# * = shipped; asks: players' asks; scoped: the stratagems / enhancements / faction the question names
 
 
 @dataclass

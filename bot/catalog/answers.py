@@ -64,7 +64,12 @@ NAME_LIKE_RATIO = 80.0  # a query this close (rapidfuzz ratio) to a candidate's 
 UNNAMED_CORE_WEIGHT = 1.0
 UNNAMED_ASKS_WEIGHT = 1.0
 # each ranking's weight in the fusion; asks chosen on the tuning sets only (docs/architecture.md, fourth pass)
-WEIGHTS = {"lexical": 1.0, "core": 0.3, "semantic": 1.0, "named": 1.0, "asks": 0.5}
+WEIGHTS = {"lexical": 1.0, "core": 0.3, "semantic": 1.0, "named": 1.0, "asks": 0.5, "scoped": 0.7}
+# the kinds a question can point at by a word anywhere in it ("the ork *strat* where dead boyz still swing")
+SCOPE_KINDS = {"strat": "stratagem", "strats": "stratagem", "stratagem": "stratagem", "stratagems": "stratagem",
+               "enhancement": "enhancement", "enhancements": "enhancement", "relic": "enhancement",
+               "relics": "enhancement"}
+MIN_SCOPE_FACTION = 3  # a faction abbreviation this short ("am", "de", "ts") is a word of the sentence, not a faction
 
 # English function words and the words every question about the game shares: they rank nothing
 STOP_WORDS = frozenset("""
@@ -246,7 +251,8 @@ class Answerer:
         self._speller_of: tuple[object, Speller] = (None, Speller({}))
 
     def rankings(self, query: str, *, edition: str | None = None,
-                 use: tuple[str, ...] = ("lexical", "core", "semantic", "named", "asks")) -> dict[str, list[int]]:
+                 use: tuple[str, ...] = ("lexical", "core", "semantic", "named", "asks", "scoped"),
+                 ) -> dict[str, list[int]]:
         """Each ranker's passage rowids, best first (the bench compares them one by one)."""
         return self._rank(query, edition, use)[0]
 
@@ -274,11 +280,30 @@ class Answerer:
             by_entry = self.catalog.store.passage_ids(entries)
             lex_rank = {r: i for i, r in enumerate(out.get("lexical", []))}
             out["asks"] = [min(by_entry[e], key=lambda r: (lex_rank.get(r, POOL), r)) for e in entries if e in by_entry]
+        if "scoped" in use:  # the same words among the stratagems (or enhancements) of the faction the question
+            # names, ranked among themselves: "the marine strat that makes the enemy ap worse" is Armour of Contempt
+            kind, faction = self.scope(reading)
+            if kind or faction:
+                out["scoped"] = [r for r, _ in self.catalog.store.passage_search(
+                    words[:MAX_WORDS], limit=POOL, edition=edition, kinds=(kind,) if kind else None, faction=faction)]
         if "semantic" in use and self.vectors is not None:
             out["semantic"] = self.vectors.search(reading, limit=POOL, edition=edition)
         if "named" in use:
             out["named"], units_only = self._named(query, edition, out.get("lexical", []), prefer_edition)
         return out, units_only
+
+    def scope(self, reading: str) -> tuple[str | None, str | None]:
+        """The kind of thing (stratagem, enhancement) and the faction (its key) a question names anywhere in it:
+        the collection it asks about, for the scoped ranking."""
+        words = normalize(reading).split()
+        kind = next((SCOPE_KINDS[w] for w in words if w in SCOPE_KINDS), None)
+        terms = self.catalog.index.faction_terms
+        for n in (3, 2, 1):
+            for i in range(len(words) - n + 1):
+                run = " ".join(words[i:i + n])
+                if run in terms and len(run) >= MIN_SCOPE_FACTION:
+                    return kind, terms[run]
+        return kind, None
 
     def _named(self, query: str, edition: str | None, lexical: list[int],
                prefer_edition: str | None = None) -> tuple[list[int], bool]:
@@ -381,7 +406,7 @@ class Answerer:
         return (index.records[idx].edition, fold(index.records[idx].name)) if idx is not None else ("", "")
 
     def answer(self, query: str, *, edition: str | None = None, prefer_edition: str | None = None,
-               use: tuple[str, ...] = ("lexical", "core", "semantic", "named", "asks")) -> Answer:
+               use: tuple[str, ...] = ("lexical", "core", "semantic", "named", "asks", "scoped")) -> Answer:
         """The answer to `query` from the passages of `edition` (or the edition the query names); without one,
         a rule found in both editions is quoted in `prefer_edition` first (the server's edition)."""
         query = clean_text(query or "")[:MAX_QUESTION_CHARS]

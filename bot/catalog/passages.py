@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from bot.catalog import asks as asks_mod
 from bot.catalog.normalize import fold
-from bot.catalog.things import source_label
+from bot.catalog.things import faction_key, source_label
 
 CORE_ASKED_KINDS = ("rule", "keyword")  # players' asks keyed by number or name (numbered core rules, keywords)
 CORE_KINDS = ("rule", "keyword")  # the rules every army shares: the core rules and the keyword glossary
@@ -46,7 +46,7 @@ PASSAGE_CHARS = 480  # a passage gathers paragraphs up to about this many charac
 MAX_PARAGRAPH = 720  # a longer paragraph is cut at sentence ends
 MAX_PASSAGES = 40  # per entry: the longest core rule section has about 25
 MAX_WORDS = 16  # query words sent to FTS5
-VERSION = "9"  # bump when the passages are built differently: a catalog holding older ones rebuilds them on open
+VERSION = "10"  # bump when the passages are built differently: a catalog holding older ones rebuilds them on open
 MAX_HOLDERS = 4  # datasheets named with an ability (a core ability such as Deep Strike has hundreds)
 NAME_WEIGHT = 3.0  # bm25() weight of the entry's name against its text (a title says what the passage is about)
 
@@ -141,7 +141,8 @@ def create(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE TABLE IF NOT EXISTS passages (rowid INTEGER PRIMARY KEY, entry_id TEXT NOT NULL, "
                  "kind TEXT NOT NULL, name TEXT NOT NULL, number TEXT, edition TEXT NOT NULL, "
                  "source TEXT NOT NULL, text TEXT NOT NULL, title TEXT NOT NULL, words TEXT NOT NULL, "
-                 "summary INTEGER NOT NULL DEFAULT 0, other_numbers TEXT NOT NULL DEFAULT '')")
+                 "summary INTEGER NOT NULL DEFAULT 0, other_numbers TEXT NOT NULL DEFAULT '', "
+                 "factions TEXT NOT NULL DEFAULT '')")
     conn.execute("CREATE INDEX IF NOT EXISTS passages_entry ON passages (entry_id)")
     conn.execute("CREATE TABLE IF NOT EXISTS passage_members (edition TEXT NOT NULL, holder TEXT NOT NULL, "
                  "entry_id TEXT NOT NULL)")
@@ -171,6 +172,7 @@ def rebuild(conn: sqlite3.Connection) -> int:
         f"WHERE e.kind IN ({marks}) AND (t.thing IS NULL OR t.thing = e.id) ORDER BY e.rowid", PASSAGE_KINDS)
     sections = section_names(conn)
     numbers = thing_numbers(conn)
+    factions = thing_factions(conn)
     asked = players_asks(conn)
     batch: list[tuple] = []
     vocabulary: Counter[str] = Counter()
@@ -194,7 +196,8 @@ def rebuild(conn: sqlite3.Connection) -> int:
         for piece in pieces:
             words = f"{parents} {index_words(piece)}".strip()
             vocabulary.update(set(_WORD.findall(words)))
-            batch.append((entry_id, kind, name, number, edition, source, piece, title, words, summary, others))
+            batch.append((entry_id, kind, name, number, edition, source, piece, title, words, summary, others,
+                          factions.get(entry_id, "")))
         if len(batch) >= 2000:
             count += _insert(conn, batch)
             batch = []
@@ -206,6 +209,16 @@ def rebuild(conn: sqlite3.Connection) -> int:
     conn.execute("INSERT INTO meta (key, value) VALUES ('passages_version', ?) "
                  "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (VERSION,))
     return count
+
+
+def thing_factions(conn: sqlite3.Connection) -> dict[str, str]:
+    """Each thing's factions, as `search(faction=...)` filters them: "|orks|" (faction keys between bars; a thing
+    several factions share lists them all). An entry in no thing is its own."""
+    found: dict[str, set[str]] = {}
+    for thing, faction in conn.execute("SELECT COALESCE(t.thing, e.id), e.faction FROM entries e "
+                                       "LEFT JOIN things t ON t.entry_id = e.id WHERE e.faction IS NOT NULL"):
+        found.setdefault(thing, set()).add(faction_key(faction))
+    return {thing: "|" + "|".join(sorted(keys)) + "|" for thing, keys in found.items()}
 
 
 def thing_numbers(conn: sqlite3.Connection) -> dict[str, list[tuple[str, str]]]:
@@ -281,7 +294,7 @@ def members(conn: sqlite3.Connection, keys: list[tuple[str, str]]) -> dict[tuple
 
 def _insert(conn: sqlite3.Connection, batch: list[tuple]) -> int:
     conn.executemany("INSERT INTO passages (entry_id, kind, name, number, edition, source, text, title, words, "
-                     "summary, other_numbers) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", batch)
+                     "summary, other_numbers, factions) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", batch)
     return len(batch)
 
 
@@ -296,9 +309,11 @@ def fts_expression(words: Iterable[str]) -> str | None:
 
 
 def search(conn: sqlite3.Connection, words: Iterable[str], *, limit: int = 50, edition: str | None = None,
-           kinds: tuple[str, ...] | None = None, core: bool = False) -> list[tuple[int, float]]:
+           kinds: tuple[str, ...] | None = None, faction: str | None = None,
+           core: bool = False) -> list[tuple[int, float]]:
     """(passage rowid, bm25) best first for passages holding any of `words` (bm25 is lower = better), of
-    `edition` and `kinds` when given; with `core`, the core rules and glossary ranked among themselves."""
+    `edition`, `kinds` and `faction` (a faction key) when given; with `core`, the core rules and glossary ranked
+    among themselves."""
     expr = fts_expression(words)
     if expr is None:
         return []
@@ -310,6 +325,9 @@ def search(conn: sqlite3.Connection, words: Iterable[str], *, limit: int = 50, e
     if kinds:
         where.append(f"p.kind IN ({','.join('?' * len(kinds))})")
         args.extend(kinds)
+    if faction:
+        where.append("p.factions LIKE ?")
+        args.append("%|" + faction.replace("%", "").replace("_", "") + "|%")
     sql = (f"SELECT f.rowid, bm25({table}, {NAME_WEIGHT}, 1.0) AS s FROM {table} f "
            + ("JOIN passages p ON p.rowid = f.rowid " if len(where) > 1 else "")
            + f"WHERE {' AND '.join(where)} ORDER BY s LIMIT ?")

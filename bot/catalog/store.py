@@ -390,9 +390,11 @@ class CatalogStore:
     # -- passages (bot/catalog/passages.py) ------------------------------------------------------
     @_reading
     def passage_search(self, words: list[str], *, limit: int = 50, edition: str | None = None,
-                       kinds: tuple[str, ...] | None = None, core: bool = False) -> list[tuple[int, float]]:
+                       kinds: tuple[str, ...] | None = None, faction: str | None = None,
+                       core: bool = False) -> list[tuple[int, float]]:
         with self._lock:
-            return passages.search(self._conn, words, limit=limit, edition=edition, kinds=kinds, core=core)
+            return passages.search(self._conn, words, limit=limit, edition=edition, kinds=kinds, faction=faction,
+                                   core=core)
 
     @_reading
     def passage_asks(self, words: list[str], *, limit: int = 50, edition: str | None = None) -> list[str]:

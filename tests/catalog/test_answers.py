@@ -394,3 +394,19 @@ def test_the_core_rules_are_ranked_by_their_own_word_weights() -> None:
 
     assert first(kinds=CORE_KINDS) != "Aura Abilities"  # the whole collection's weights: "aura" is common
     assert first(core=True) == "Aura Abilities"
+
+
+def test_a_question_naming_a_kind_or_a_faction_is_also_ranked_among_those(small_catalog: Catalog) -> None:
+    """"the ork strat where dead boyz still get to swing" describes an Orks stratagem in other words than its
+    text: ranked among all passages, the core rules on dying and fighting lead. The scoped ranking ranks the
+    same words among the kind (stratagems, enhancements) and the faction the question names, anywhere in it."""
+    answerer = small_catalog.answerer
+    query = "the ork strat where dead boyz still get to swing"
+    assert answerer.scope(query) == ("stratagem", "orks")
+    assert answerer.scope("i am sure that enhancement is better") == ("enhancement", None)  # "am" is a word here
+    assert answerer.scope("can i shoot after falling back") == (None, None)
+    ranked = answerer.rankings(query, use=("scoped",))["scoped"]
+    found = small_catalog.store.passage_rows(ranked)
+    assert ranked and {p.kind for p in found.values()} == {"stratagem"}
+    assert {small_catalog.get(p.entry_id).faction for p in found.values()} == {"Orks"}
+    assert "scoped" not in answerer.rankings("can i shoot after falling back", use=("scoped",))
