@@ -7,7 +7,7 @@ bench_answers.py, which print aggregates only):
   - tuning_blind_questions2: 200 more, written later by another blind session (bench/queries/README.md);
   - tuning_blind_questions3: 150 more, by a fourth blind session (bench/queries/README.md);
   - tuning_blind_questions4: 150 more, by a sixth blind session (bench/queries/README.md);
-  - tuning_blind_questions5 and 6, 7 and 8: 150 each, by four more blind sessions (bench/queries/README.md);
+  - tuning_blind_questions5 and 6, 7 and 8, and 9: 150 each, by five more blind sessions (bench/queries/README.md);
   - tuning_blind_names, tuning_blind_names2, tuning_blind_names3, tuning_blind_names4: 260, 250, 250 and 250
     names written blind to the code by other sessions (bench/queries/README.md); right = on top.
 

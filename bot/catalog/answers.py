@@ -26,19 +26,24 @@ returns at most POOL passages.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from rapidfuzz import fuzz
 
-from bot.catalog import context
 from bot.catalog.defined_terms import defining_rule
 from bot.catalog.normalize import clean_text, fold, normalize
 from bot.catalog.passages import CORE_KINDS, MAX_WORDS, Passage, index_words, sentences
+from bot.catalog.question_words import (
+    MAX_QUESTION_CHARS,
+    RULES_WORDS_FILE,
+    load_rules_words,
+    query_words,
+    scope,
+)
 from bot.catalog.search import looks_hostile, looks_like_question, query_edition
-from bot.catalog.spelling import Speller, base_form
+from bot.catalog.spelling import Speller
 from bot.catalog.things import name_key
 
 if TYPE_CHECKING:
@@ -48,8 +53,6 @@ if TYPE_CHECKING:
     from bot.catalog.store import CatalogStore
     from bot.catalog.vectors import PassageVectors
 
-RULES_WORDS_FILE = "rules_words.toml"  # players' words for the rules' words (query expansion), in the data root
-MAX_QUESTION_CHARS = 300  # a question is clipped here (players' questions are one or two sentences)
 POOL = 60  # passages each ranker contributes
 # reciprocal-rank fusion's constant: the usual 60 fuses long rankings flatly (Battle-shock Rolls, ranked 57th,
 # 7th, 2nd and 4th by four rankers, beat Command Re-roll, ranked 2nd and 1st by two); 2 to 20 all scored within
@@ -65,29 +68,6 @@ UNNAMED_CORE_WEIGHT = 1.0
 UNNAMED_ASKS_WEIGHT = 1.0
 # each ranking's weight in the fusion; asks chosen on the tuning sets only (docs/architecture.md, fourth pass)
 WEIGHTS = {"lexical": 1.0, "core": 0.3, "semantic": 1.0, "named": 1.0, "asks": 0.5, "scoped": 0.7}
-# the kinds a question can point at by a word anywhere in it ("the ork *strat* where dead boyz still swing")
-SCOPE_KINDS = {"strat": "stratagem", "strats": "stratagem", "stratagem": "stratagem", "stratagems": "stratagem",
-               "enhancement": "enhancement", "enhancements": "enhancement", "relic": "enhancement",
-               "relics": "enhancement"}
-MIN_SCOPE_FACTION = 3  # a faction abbreviation this short ("am", "de", "ts") is a word of the sentence, not a faction
-
-# English function words and the words every question about the game shares: they rank nothing
-STOP_WORDS = frozenset("""
-a an the of for to in on at by with from into onto and or but not no nor if then than so as be been being am is are
-was were do does did doing done can could would should shall will may might must have has had having i me my mine we
-us our you your it its they them their this that these those there here what which who whom whose when where why how
-whats hows cant wont dont doesnt isnt arent any all some each every both either neither just only also too very
-about against between through under again further once more most other such own same get gets got getting
-something anything thing things way ok okay please thanks guys anyone someone need want know work works happen
-happens mean means actually really still even basically literally anyway ever
-he him his she her hers s ve ll havent hasnt wasnt werent wouldnt couldnt shouldnt since
-""".split())  # noqa: SIM905 - a word list reads better as words
-
-
-KIND_WORDS = {"strat": "stratagem", "strats": "stratagems"}  # players' word for what the rules spell out
-EDITION_WORDS = frozenset(context.EDITION_WORDS) | {"edition"}  # a question's edition words rank nothing
-
-
 @dataclass(frozen=True)
 class Quote:
     passage: Passage
@@ -122,30 +102,6 @@ class Answer:
                               "other_numbers": q.passage.other_numbers or None} for q in self.passages],
                 "related": [{"id": r.id, "kind": r.kind, "name": r.name, "edition": r.edition} for r in self.related],
                 "faq": [{"id": f.id, "name": f.name} for f in self.faq]}
-
-
-def query_words(text: str, rules_words: dict[str, list[str]] | None = None) -> list[str]:
-    """The words of a question worth ranking by: folded like the passages, stop words dropped, bounded; with
-    `rules_words`, each player's word is followed by the rules' words for it ("tank" -> vehicle)."""
-    words = re.findall(r"\w+", index_words(text[:MAX_QUESTION_CHARS]))
-    kept: list[str] = []
-    for word in words:
-        word = KIND_WORDS.get(word, word)  # "strat" -> "stratagem", as the rules spell it
-        if word not in STOP_WORDS and word not in kept and not word.isdigit() and word not in EDITION_WORDS:
-            kept.append(word)
-            rules = (rules_words or {}).get(word) or (rules_words or {}).get(base_form(word), ())
-            kept += [w for w in rules if w not in kept]
-    return kept[:MAX_WORDS]
-
-
-def load_rules_words(path: Path) -> dict[str, list[str]]:
-    """data/rules_words.toml: players' words and the rules' words for them (none when the file is absent)."""
-    if not path.exists():
-        return {}
-    with open(path, "rb") as fh:
-        table = tomllib.load(fh).get("words", {})
-    words = {normalize(k): [normalize(w) for w in v] for k, v in table.items() if isinstance(v, list)}
-    return words | {base_form(k): v for k, v in words.items() if base_form(k) not in words}
 
 
 def fuse(rankings: list[list[int]], weights: list[float] | None = None) -> dict[int, float]:
@@ -282,7 +238,7 @@ class Answerer:
             out["asks"] = [min(by_entry[e], key=lambda r: (lex_rank.get(r, POOL), r)) for e in entries if e in by_entry]
         if "scoped" in use:  # the same words among the stratagems (or enhancements) of the faction the question
             # names, ranked among themselves: "the marine strat that makes the enemy ap worse" is Armour of Contempt
-            kind, faction = self.scope(reading)
+            kind, faction = scope(reading, self.catalog.index.faction_terms)
             if kind or faction:
                 out["scoped"] = [r for r, _ in self.catalog.store.passage_search(
                     words[:MAX_WORDS], limit=POOL, edition=edition, kinds=(kind,) if kind else None, faction=faction)]
@@ -291,19 +247,6 @@ class Answerer:
         if "named" in use:
             out["named"], units_only = self._named(query, edition, out.get("lexical", []), prefer_edition)
         return out, units_only
-
-    def scope(self, reading: str) -> tuple[str | None, str | None]:
-        """The kind of thing (stratagem, enhancement) and the faction (its key) a question names anywhere in it:
-        the collection it asks about, for the scoped ranking."""
-        words = normalize(reading).split()
-        kind = next((SCOPE_KINDS[w] for w in words if w in SCOPE_KINDS), None)
-        terms = self.catalog.index.faction_terms
-        for n in (3, 2, 1):
-            for i in range(len(words) - n + 1):
-                run = " ".join(words[i:i + n])
-                if run in terms and len(run) >= MIN_SCOPE_FACTION:
-                    return kind, terms[run]
-        return kind, None
 
     def _named(self, query: str, edition: str | None, lexical: list[int],
                prefer_edition: str | None = None) -> tuple[list[int], bool]:

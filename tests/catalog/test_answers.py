@@ -14,25 +14,28 @@ from hypothesis import strategies as st
 from bot.catalog import passages
 from bot.catalog.answers import (
     CORE_KINDS,
-    MAX_QUESTION_CHARS,
-    RULES_WORDS_FILE,
     SHOWN,
     WEIGHTS,
     Answer,
     Answerer,
     Quote,
-    base_form,
     fuse,
-    load_rules_words,
-    query_words,
     reads_as_name,
     rule_key,
 )
 from bot.catalog.model import Hit
 from bot.catalog.normalize import normalize
 from bot.catalog.passages import MAX_PASSAGES, Passage, entry_texts, index_words, split_text
+from bot.catalog.question_words import (
+    MAX_QUESTION_CHARS,
+    RULES_WORDS_FILE,
+    load_rules_words,
+    query_words,
+    scope,
+)
 from bot.catalog.search import MENTION_SCORE
 from bot.catalog.service import Catalog, open_catalog
+from bot.catalog.spelling import base_form
 from tests.catalog.conftest import REPO, copy_catalog, settings_for
 from tests.catalog.test_cli import run
 
@@ -400,11 +403,11 @@ def test_a_question_naming_a_kind_or_a_faction_is_also_ranked_among_those(small_
     """"the ork strat where dead boyz still get to swing" describes an Orks stratagem in other words than its
     text: ranked among all passages, the core rules on dying and fighting lead. The scoped ranking ranks the
     same words among the kind (stratagems, enhancements) and the faction the question names, anywhere in it."""
-    answerer = small_catalog.answerer
+    answerer, terms = small_catalog.answerer, small_catalog.index.faction_terms
     query = "the ork strat where dead boyz still get to swing"
-    assert answerer.scope(query) == ("stratagem", "orks")
-    assert answerer.scope("i am sure that enhancement is better") == ("enhancement", None)  # "am" is a word here
-    assert answerer.scope("can i shoot after falling back") == (None, None)
+    assert scope(query, terms) == ("stratagem", "orks")
+    assert scope("i am sure that enhancement is better", terms) == ("enhancement", None)  # "am" is a word here
+    assert scope("can i shoot after falling back", terms) == (None, None)
     ranked = answerer.rankings(query, use=("scoped",))["scoped"]
     found = small_catalog.store.passage_rows(ranked)
     assert ranked and {p.kind for p in found.values()} == {"stratagem"}
