@@ -360,12 +360,12 @@ def compare(catalog: Catalog, faqs_path: Path) -> None:
     faqs = faq_rows(faqs_path)
     print("Questions answered from the rules passages: an accepted (or concerned) entry among the first 3, "
           "confident wrong answers, time per question")
-    print(f"  {'ranker':<28}" + "".join(f"{labels.get(h, h):>26}" for h in (*questions, "FAQ odd ids",
+    print(f"  {'ranker':<38}" + "".join(f"{labels.get(h, h):>26}" for h in (*questions, "FAQ odd ids",
                                                                             "FAQ even ids (tuning)"))
           + f"{'p99 ms':>9}")
     for label, use in CONFIGS.items():
         if use is not None and "semantic" in use and not semantic:
-            print(f"  {label:<28}  (no passage vectors loaded)")
+            print(f"  {label:<38}  (no passage vectors loaded)")
             continue
         tallies = {key: Tally() for key in (*questions, "odd", "even")}
         for name, rows in questions.items():
@@ -379,7 +379,7 @@ def compare(catalog: Catalog, faqs_path: Path) -> None:
             tallies[parity].add(any(ok[:3]), sure and not (ok and ok[0]), ms)
         cells = "".join(f"{ratio(t.right, t.total):>20} cw {t.confident_wrong:<3}" for t in tallies.values())
         every = [m for t in tallies.values() for m in t.ms]
-        print(f"  {label:<28}{cells}{pct(every, 99):9.1f}")
+        print(f"  {label:<38}{cells}{pct(every, 99):9.1f}")
 
 
 def concerned(kind: str, name: str, targets: list[dict]) -> bool:

@@ -4,8 +4,10 @@ A question ("can i shoot after falling back") is answered from passages (bot/cat
 established methods instead of hand-set scores, and merged by reciprocal-rank fusion (Cormack et al., 2009):
   - lexical: FTS5's bm25() over the passages, the query read through the shorthand and the alias table;
   - semantic: cosine similarity of static word embeddings (bot/catalog/vectors.py), when the vectors load;
-  - core: the same words over the core rules and glossary only (weighted up when the question names no entry
-    and no faction, or names only units: then it asks about the rules every army shares);
+  - core: the same words over the core rules and glossary only, weighed among themselves (weighted up when the
+    question names no entry and no faction, or names only units: then it asks about the rules every army shares);
+  - scoped: the same words over the stratagems or enhancements and the faction the question names anywhere in
+    it (bot/catalog/question_words.py: "the marine strat that makes the enemy ap worse");
   - asks: the rules and faction entries whose players' asks (bot/catalog/asks.py, document expansion from asks
     written blind to the code) share the question's words, each by its passage that ranks best lexically
     (weighted up like core when the question names no entry); they find a rule, they never make a claim;
