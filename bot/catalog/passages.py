@@ -39,7 +39,6 @@ from bot.catalog import asks as asks_mod
 from bot.catalog.normalize import fold
 from bot.catalog.things import faction_key, source_label
 
-CORE_ASKED_KINDS = ("rule", "keyword")  # players' asks keyed by number or name (numbered core rules, keywords)
 CORE_KINDS = ("rule", "keyword")  # the rules every army shares: the core rules and the keyword glossary
 PASSAGE_KINDS = ("rule", "faq", "keyword", "ability", "stratagem", "detachment", "enhancement", "datasheet")
 PASSAGE_CHARS = 480  # a passage gathers paragraphs up to about this many characters
@@ -239,7 +238,7 @@ def thing_numbers(conn: sqlite3.Connection) -> dict[str, list[tuple[str, str]]]:
 def asks_for(asked: dict[str, list[str]], kind: str, name: str, number: str | None) -> list[str]:
     """The players' asks written for one entry of one edition: a core rule or keyword by its number or name,
     a faction's ability, stratagem, detachment or enhancement by its kind and name (bot/catalog/asks.py)."""
-    if kind in CORE_ASKED_KINDS:
+    if kind in CORE_KINDS:  # players' asks for a core rule or keyword are keyed by its number or name
         return asked.get(number or "", []) + asked.get(asks_mod.rule_key(name), [])
     return asked.get(asks_mod.rule_key(name, kind), []) if kind in asks_mod.FACTION_KINDS else []
 
