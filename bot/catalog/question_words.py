@@ -18,9 +18,8 @@ from bot.catalog.spelling import base_form
 RULES_WORDS_FILE = "rules_words.toml"  # players' words for the rules' words (query expansion), in the data root
 MAX_QUESTION_CHARS = 300  # a question is clipped here (players' questions are one or two sentences)
 # the kinds a question can point at by a word anywhere in it ("the ork *strat* where dead boyz still swing")
-SCOPE_KINDS = {"strat": "stratagem", "strats": "stratagem", "stratagem": "stratagem", "stratagems": "stratagem",
-               "enhancement": "enhancement", "enhancements": "enhancement", "relic": "enhancement",
-               "relics": "enhancement"}
+SCOPE_KINDS = {word: kind for word, kind in context.KIND_WORDS.items() if kind in ("stratagem", "enhancement")} | {
+    "relic": "enhancement", "relics": "enhancement"}
 MIN_SCOPE_FACTION = 3  # a faction abbreviation this short ("am", "de", "ts") is a word of the sentence, not a faction
 
 # English function words and the words every question about the game shares: they rank nothing
